@@ -1,0 +1,385 @@
+//! Kyverno's auto-generated rules for pod controllers.
+//!
+//! A rule written for Pods also checks the pod template of Deployments,
+//! DaemonSets, StatefulSets, Jobs, ReplicaSets and ReplicationControllers
+//! (`autogen-NAME`, pod template at `spec.template`) and of CronJobs
+//! (`autogen-cronjob-NAME`, at `spec.jobTemplate.spec.template`). Like
+//! Kyverno's `ComputeRules(policy, kind)`, rules are generated only for the
+//! kind of the request at hand, from the rule's JSON: the pattern is wrapped
+//! in the template, the kinds are replaced, and `request.object.spec` /
+//! `.metadata` references are rewritten as plain substrings.
+
+use serde_json::{json, Map, Value};
+
+use crate::matching::contains_kind;
+
+/// Every pod controller Kyverno generates rules for by default.
+pub const POD_CONTROLLERS: &[&str] = &[
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "StatefulSet",
+    "ReplicaSet",
+    "ReplicationController",
+    "CronJob",
+];
+const CRONJOB: &str = "CronJob";
+
+const POD_REPLACEMENTS: [(&str, &str); 4] = [
+    ("request.object.spec", "request.object.spec.template.spec"),
+    (
+        "request.oldObject.spec",
+        "request.oldObject.spec.template.spec",
+    ),
+    (
+        "request.object.metadata",
+        "request.object.spec.template.metadata",
+    ),
+    (
+        "request.oldObject.metadata",
+        "request.oldObject.spec.template.metadata",
+    ),
+];
+const POD_CEL_REPLACEMENTS: [(&str, &str); 4] = [
+    ("object.spec", "object.spec.template.spec"),
+    ("oldObject.spec", "oldObject.spec.template.spec"),
+    ("object.metadata", "object.spec.template.metadata"),
+    ("oldObject.metadata", "oldObject.spec.template.metadata"),
+];
+const CRONJOB_REPLACEMENTS: [(&str, &str); 4] = [
+    (
+        "request.object.spec",
+        "request.object.spec.jobTemplate.spec.template.spec",
+    ),
+    (
+        "request.oldObject.spec",
+        "request.oldObject.spec.jobTemplate.spec.template.spec",
+    ),
+    (
+        "request.object.metadata",
+        "request.object.spec.jobTemplate.spec.template.metadata",
+    ),
+    (
+        "request.oldObject.metadata",
+        "request.oldObject.spec.jobTemplate.spec.template.metadata",
+    ),
+];
+const CRONJOB_CEL_REPLACEMENTS: [(&str, &str); 4] = [
+    ("object.spec", "object.spec.jobTemplate.spec.template.spec"),
+    (
+        "oldObject.spec",
+        "oldObject.spec.jobTemplate.spec.template.spec",
+    ),
+    (
+        "object.metadata",
+        "object.spec.jobTemplate.spec.template.metadata",
+    ),
+    (
+        "oldObject.metadata",
+        "oldObject.spec.jobTemplate.spec.template.metadata",
+    ),
+];
+
+/// A generated rule: its JSON and the index of the Pod rule it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedRule {
+    pub source: usize,
+    pub rule: Value,
+}
+
+/// Kyverno's policy-level `CanAutoGen`: any rule that names resources,
+/// selects by labels or annotations, or mixes Pod with other kinds turns
+/// autogen off for the whole policy; so does a policy that never mentions
+/// Pod or a pod controller.
+pub fn can_autogen(rules: &[Value]) -> bool {
+    let mut needed = false;
+    for rule in rules {
+        if rule.get("generate").is_some() {
+            return false;
+        }
+        let mut descriptions = Vec::new();
+        for key in ["match", "exclude"] {
+            if let Some(m) = rule.get(key) {
+                descriptions.extend(m.get("resources"));
+                for block in ["any", "all"] {
+                    for filter in m.get(block).and_then(Value::as_array).into_iter().flatten() {
+                        descriptions.extend(filter.get("resources"));
+                    }
+                }
+            }
+        }
+        for description in descriptions {
+            let kinds = string_list(description.get("kinds"));
+            let has = |k: &str| description.get(k).is_some_and(|v| !v.is_null());
+            let names = description
+                .get("names")
+                .and_then(Value::as_array)
+                .is_some_and(|n| !n.is_empty());
+            let name = description
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty());
+            if name
+                || names
+                || has("selector")
+                || has("annotations")
+                || (kinds.len() > 1 && contains_kind(&kinds, "Pod"))
+            {
+                return false;
+            }
+            needed |= kinds
+                .iter()
+                .any(|k| k == "Pod" || POD_CONTROLLERS.contains(&k.as_str()));
+        }
+    }
+    needed
+}
+
+/// The rules Kyverno generates for a request of `kind` (e.g. `Deployment`),
+/// in Kyverno's order; empty when autogen does not apply.
+pub fn generate(rules: &[Value], controllers: Option<&str>, kind: &str) -> Vec<GeneratedRule> {
+    if kind.is_empty() || kind == "Pod" || !can_autogen(rules) {
+        return Vec::new();
+    }
+    let wanted: Vec<&str> = match controllers {
+        // Split on commas without trimming, as Kyverno does.
+        Some(list) => list.split(',').collect(),
+        None => POD_CONTROLLERS.to_vec(),
+    };
+    // Kyverno looks the request kind up in this list as is, so the legacy
+    // value `all` generates nothing at admission time.
+    if !wanted.contains(&kind) {
+        return Vec::new();
+    }
+    rules
+        .iter()
+        .enumerate()
+        .filter_map(|(i, rule)| {
+            let generated = if kind == CRONJOB {
+                controller_rule(rule, CRONJOB).and_then(|r| cronjob_rule(rule, r))
+            } else {
+                controller_rule(rule, kind)
+                    .map(|r| finish(r, &POD_REPLACEMENTS, &POD_CEL_REPLACEMENTS))
+            };
+            generated.map(|rule| GeneratedRule { source: i, rule })
+        })
+        .collect()
+}
+
+/// Kyverno's `generateRuleForControllers` for one controller kind, before
+/// the string rewrite.
+fn controller_rule(rule: &Value, kind: &str) -> Option<Value> {
+    let name = rule.get("name").and_then(Value::as_str).unwrap_or("");
+    if name.starts_with("autogen-") {
+        return None;
+    }
+    let match_kinds = block_kinds(rule.get("match"));
+    let exclude_kinds = block_kinds(rule.get("exclude"));
+    if !contains_kind(&match_kinds, "Pod")
+        || (!exclude_kinds.is_empty() && !contains_kind(&exclude_kinds, "Pod"))
+    {
+        return None;
+    }
+    // Known controllers and custom ones named in `autogenControllers` alike
+    // become the rule's only kind: rules are generated per request kind.
+    wrap_rule(rule, &format!("autogen-{name}"), "template", &[kind], false)
+}
+
+/// `autogen-cronjob-NAME`: the controller rule wrapped once more.
+fn cronjob_rule(original: &Value, controller: Value) -> Option<Value> {
+    let name = original.get("name").and_then(Value::as_str).unwrap_or("");
+    let wrapped = wrap_rule(
+        &controller,
+        &format!("autogen-cronjob-{name}"),
+        "jobTemplate",
+        &[CRONJOB],
+        true,
+    )?;
+    Some(finish(
+        wrapped,
+        &CRONJOB_REPLACEMENTS,
+        &CRONJOB_CEL_REPLACEMENTS,
+    ))
+}
+
+/// Kyverno's `generateRule`: rename, replace kinds, wrap the validate body.
+fn wrap_rule(
+    rule: &Value,
+    name: &str,
+    template_key: &str,
+    kinds: &[&str],
+    every_filter: bool,
+) -> Option<Value> {
+    let source = rule.as_object()?;
+    let validate = source.get("validate")?.as_object()?;
+    let mut out = Map::new();
+    out.insert("name".into(), Value::String(truncate_name(name)));
+    for key in ["match", "exclude"] {
+        if let Some(block) = source.get(key) {
+            out.insert(
+                key.into(),
+                replace_kinds(block, kinds, every_filter, key == "exclude"),
+            );
+        }
+    }
+    for key in [
+        "context",
+        "preconditions",
+        "celPreconditions",
+        "skipBackgroundRequests",
+    ] {
+        if let Some(v) = source.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    let wrap = |pattern: &Value| json!({"spec": {template_key: pattern}});
+    let mut new_validate = Map::new();
+    for key in [
+        "message",
+        "failureAction",
+        "failureActionOverrides",
+        "allowExistingViolations",
+    ] {
+        if let Some(v) = validate.get(key) {
+            new_validate.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(pattern) = validate.get("pattern") {
+        new_validate.insert("pattern".into(), wrap(pattern));
+    } else if let Some(deny) = validate.get("deny") {
+        new_validate.insert("deny".into(), deny.clone());
+    } else if let Some(pss) = validate.get("podSecurity") {
+        new_validate.insert("podSecurity".into(), pss.clone());
+    } else if let Some(any) = validate.get("anyPattern") {
+        let patterns = any.as_array()?.iter().map(wrap).collect();
+        new_validate.insert("anyPattern".into(), Value::Array(patterns));
+    } else if let Some(foreach) = validate.get("foreach") {
+        new_validate.insert("foreach".into(), foreach.clone());
+    } else if validate.get("cel").is_some() {
+        // CEL keeps the whole validate block; only the expressions are rewritten.
+        new_validate = validate.clone();
+    } else {
+        return None;
+    }
+    out.insert("validate".into(), Value::Object(new_validate));
+    Some(Value::Object(out))
+}
+
+/// Replaces the kinds of `match`/`exclude`: in `any` if present, else `all`,
+/// else the legacy `resources` (for `exclude` only when it listed kinds).
+/// The controller rule rewrites only filters that named Pod; the CronJob
+/// rule rewrites every filter.
+fn replace_kinds(block: &Value, kinds: &[&str], every_filter: bool, is_exclude: bool) -> Value {
+    let mut block = block.clone();
+    let new_kinds = Value::Array(kinds.iter().map(|k| Value::String((*k).into())).collect());
+    let non_empty = |key: &str, b: &Value| {
+        b.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    };
+    let list_key = if non_empty("any", &block) {
+        Some("any")
+    } else if non_empty("all", &block) {
+        Some("all")
+    } else {
+        None
+    };
+    match list_key {
+        Some(key) => {
+            if let Some(filters) = block.get_mut(key).and_then(Value::as_array_mut) {
+                for filter in filters {
+                    let Some(resources) =
+                        filter.get_mut("resources").and_then(Value::as_object_mut)
+                    else {
+                        continue;
+                    };
+                    let names_pod = contains_kind(&string_list(resources.get("kinds")), "Pod");
+                    if every_filter || names_pod {
+                        resources.insert("kinds".into(), new_kinds.clone());
+                    }
+                }
+            }
+        }
+        None => {
+            if let Some(map) = block.as_object_mut() {
+                let resources = map
+                    .entry("resources")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(resources) = resources.as_object_mut() {
+                    let had_kinds = !string_list(resources.get("kinds")).is_empty();
+                    if !is_exclude || had_kinds {
+                        resources.insert("kinds".into(), new_kinds);
+                    }
+                }
+            }
+        }
+    }
+    block
+}
+
+/// Rewrites `request.object.spec` and friends everywhere in the rule, as a
+/// plain substring replacement over its JSON (Kyverno's `updateFields`).
+fn finish(rule: Value, plain: &[(&str, &str); 4], cel: &[(&str, &str); 4]) -> Value {
+    let is_cel = rule.get("validate").and_then(|v| v.get("cel")).is_some();
+    let table = if is_cel { cel } else { plain };
+    rewrite_strings(rule, table)
+}
+
+fn rewrite_strings(value: Value, table: &[(&str, &str); 4]) -> Value {
+    let replace = |s: String| table.iter().fold(s, |s, (from, to)| s.replace(from, to));
+    match value {
+        Value::String(s) => Value::String(replace(s)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| rewrite_strings(v, table))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (replace(k), rewrite_strings(v, table)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Kyverno cuts generated names to 63 bytes.
+fn truncate_name(name: &str) -> String {
+    let mut end = name.len().min(63);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name.get(..end).unwrap_or(name).to_string()
+}
+
+/// Every kind named in a `match`/`exclude` block (legacy, `all`, `any`).
+fn block_kinds(block: Option<&Value>) -> Vec<String> {
+    let Some(block) = block else {
+        return Vec::new();
+    };
+    let mut kinds = string_list(block.get("resources").and_then(|r| r.get("kinds")));
+    for key in ["all", "any"] {
+        for filter in block
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            kinds.extend(string_list(
+                filter.get("resources").and_then(|r| r.get("kinds")),
+            ));
+        }
+    }
+    kinds
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}

@@ -1,0 +1,105 @@
+//! Settings problems, each tied to the settings path it was found at.
+//!
+//! `validate_settings` must report every problem at once, so parsing and
+//! compiling push into a [`Diagnostics`] list instead of stopping at the first.
+
+use std::fmt;
+
+/// One problem in the settings, at `path` (`rules[0].validate.pattern.spec`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// The problems collected so far.
+#[derive(Debug, Default, Clone)]
+pub struct Diagnostics {
+    errors: Vec<SettingsError>,
+}
+
+impl Diagnostics {
+    pub fn push(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(SettingsError {
+            path: path.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// A feature the engine does not evaluate yet: rejected, never ignored.
+    pub fn not_supported(&mut self, path: &str, what: &str) {
+        self.push(path, format!("{what} is not supported yet"));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    pub fn errors(&self) -> &[SettingsError] {
+        &self.errors
+    }
+
+    pub fn into_errors(self) -> Vec<SettingsError> {
+        self.errors
+    }
+
+    /// All problems on one line, separated by `; `.
+    pub fn summary(&self) -> String {
+        self.errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Joins a settings path and a map key (`a.b`).
+pub fn key_path(base: &str, key: &str) -> String {
+    if base.is_empty() {
+        key.to_string()
+    } else if key
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        format!("{base}.{key}")
+    } else {
+        // Keys like `(name)` or `app.kubernetes.io/name` stay readable when quoted.
+        format!("{base}.\"{key}\"")
+    }
+}
+
+/// Joins a settings path and a list index (`a[3]`).
+pub fn index_path(base: &str, index: usize) -> String {
+    format!("{base}[{index}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_path_quotes_keys_with_special_characters() {
+        assert_eq!(key_path("", "rules"), "rules");
+        assert_eq!(key_path("a", "b-c"), "a.b-c");
+        assert_eq!(key_path("a", "(name)"), "a.\"(name)\"");
+        assert_eq!(index_path("rules", 2), "rules[2]");
+    }
+
+    #[test]
+    fn summary_joins_every_problem_with_its_path() {
+        let mut d = Diagnostics::default();
+        d.push("rules", "must not be empty");
+        d.push("", "bad document");
+        assert_eq!(d.summary(), "rules: must not be empty; bad document");
+    }
+}

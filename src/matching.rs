@@ -1,0 +1,356 @@
+//! `match` / `exclude`: which rules apply to a request, as Kyverno's
+//! `MatchesResourceDescription` decides.
+
+use serde_json::Value;
+
+use crate::request::{metadata_map, metadata_str, AdmissionRequest, Gvk};
+use crate::settings::{
+    LabelSelector, MatchResources, ResourceDescription, ResourceFilter, Subject,
+};
+use crate::wildcard::{self, has_wildcard};
+
+/// What a rule's filters are checked against, read once per request.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    /// The kind of the requested resource (the parent kind for subresources).
+    pub gvk: Gvk,
+    pub sub_resource: &'a str,
+    pub operation: &'a str,
+    /// The kind of the object itself (`request.kind`).
+    pub object_kind: String,
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub labels: Option<&'a serde_json::Map<String, Value>>,
+    pub annotations: Option<&'a serde_json::Map<String, Value>>,
+    pub username: &'a str,
+    pub groups: Vec<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    pub fn new(request: &AdmissionRequest<'a>) -> Self {
+        let resource = request.resource();
+        let object_kind = request.kind();
+        let sub_resource = request.sub_resource();
+        let gvk = if sub_resource.is_empty() {
+            object_kind.clone()
+        } else {
+            parent_kind(request.raw()).unwrap_or_else(|| object_kind.clone())
+        };
+        let mut name = metadata_str(resource, "name");
+        if name.is_empty() {
+            name = metadata_str(resource, "generateName");
+        }
+        if name.is_empty() {
+            name = request
+                .raw()
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+        }
+        let namespace = if object_kind.kind == "Namespace" {
+            ""
+        } else {
+            request.namespace()
+        };
+        Self {
+            gvk,
+            sub_resource,
+            operation: request.operation(),
+            object_kind: object_kind.kind,
+            name,
+            namespace,
+            labels: metadata_map(resource, "labels"),
+            annotations: metadata_map(resource, "annotations"),
+            username: request.username(),
+            groups: request.groups().collect(),
+        }
+    }
+}
+
+/// For a subresource request (`pods/exec`), Kyverno matches the kind of the
+/// parent resource, which the request names only by its plural; built-in
+/// resources are looked up here.
+fn parent_kind(raw: &Value) -> Option<Gvk> {
+    let resource = raw.get("resource")?;
+    let field = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or("");
+    let kind = match field("resource") {
+        "pods" => "Pod",
+        "services" => "Service",
+        "nodes" => "Node",
+        "namespaces" => "Namespace",
+        "persistentvolumeclaims" => "PersistentVolumeClaim",
+        "persistentvolumes" => "PersistentVolume",
+        "replicationcontrollers" => "ReplicationController",
+        "serviceaccounts" => "ServiceAccount",
+        "deployments" => "Deployment",
+        "statefulsets" => "StatefulSet",
+        "replicasets" => "ReplicaSet",
+        "daemonsets" => "DaemonSet",
+        "jobs" => "Job",
+        "cronjobs" => "CronJob",
+        "horizontalpodautoscalers" => "HorizontalPodAutoscaler",
+        "certificatesigningrequests" => "CertificateSigningRequest",
+        "customresourcedefinitions" => "CustomResourceDefinition",
+        "apiservices" => "APIService",
+        _ => return None,
+    };
+    Some(Gvk {
+        group: field("group").to_string(),
+        version: field("version").to_string(),
+        kind: kind.to_string(),
+    })
+}
+
+/// Whether the rule applies: `match` selects and `exclude` does not.
+pub fn rule_applies(
+    match_resources: &MatchResources,
+    exclude: Option<&MatchResources>,
+    target: &Target<'_>,
+) -> bool {
+    let matched = if !match_resources.any.is_empty() {
+        match_resources
+            .any
+            .iter()
+            .any(|f| filter_selects(f, target))
+    } else if !match_resources.all.is_empty() {
+        match_resources
+            .all
+            .iter()
+            .all(|f| filter_selects(f, target))
+    } else {
+        match_resources
+            .legacy
+            .as_ref()
+            .is_some_and(|f| filter_selects(f, target))
+    };
+    if !matched {
+        return false;
+    }
+    let Some(exclude) = exclude else {
+        return true;
+    };
+    let excluded = if !exclude.any.is_empty() {
+        exclude
+            .any
+            .iter()
+            .any(|f| !is_empty(f) && filter_selects(f, target))
+    } else if !exclude.all.is_empty() {
+        // An empty filter in `all` "did not exclude", so it spoils the block.
+        exclude
+            .all
+            .iter()
+            .all(|f| !is_empty(f) && filter_selects(f, target))
+    } else {
+        exclude
+            .legacy
+            .as_ref()
+            .is_some_and(|f| !is_empty(f) && filter_selects(f, target))
+    };
+    !excluded
+}
+
+fn is_empty(filter: &ResourceFilter) -> bool {
+    filter
+        .resources
+        .as_ref()
+        .is_none_or(|r| *r == ResourceDescription::default())
+        && filter.subjects.is_empty()
+        && filter.roles.is_empty()
+        && filter.cluster_roles.is_empty()
+}
+
+/// One filter: every attribute it sets must hold (an empty filter never
+/// matches, as in Kyverno: "match cannot be empty").
+fn filter_selects(filter: &ResourceFilter, target: &Target<'_>) -> bool {
+    if is_empty(filter) {
+        return false;
+    }
+    if let Some(description) = &filter.resources {
+        if !description_selects(description, target) {
+            return false;
+        }
+    }
+    filter.subjects.is_empty() || subjects_match(&filter.subjects, target)
+}
+
+fn description_selects(d: &ResourceDescription, target: &Target<'_>) -> bool {
+    if !d.operations.is_empty() && !d.operations.iter().any(|op| op == target.operation) {
+        return false;
+    }
+    if !d.kinds.is_empty() && !check_kind(&d.kinds, &target.gvk, target.sub_resource) {
+        return false;
+    }
+    if d.name
+        .as_deref()
+        .is_some_and(|n| !wildcard::matches(n, target.name))
+    {
+        return false;
+    }
+    if !d.names.is_empty() && !d.names.iter().any(|n| wildcard::matches(n, target.name)) {
+        return false;
+    }
+    if !d.namespaces.is_empty() {
+        // A Namespace is matched by its own name.
+        let ns = if target.object_kind == "Namespace" {
+            target.name
+        } else {
+            target.namespace
+        };
+        if !d.namespaces.iter().any(|p| wildcard::matches(p, ns)) {
+            return false;
+        }
+    }
+    if !d.annotations.is_empty() && !annotations_match(&d.annotations, target.annotations) {
+        return false;
+    }
+    if let Some(selector) = &d.selector {
+        if !selector_matches(selector, target.labels) {
+            return false;
+        }
+    }
+    true
+}
+
+fn annotations_match(
+    expected: &[(String, String)],
+    actual: Option<&serde_json::Map<String, Value>>,
+) -> bool {
+    expected.iter().all(|(k, v)| {
+        actual.into_iter().flatten().any(|(k1, v1)| {
+            wildcard::matches(k, k1) && v1.as_str().is_some_and(|v1| wildcard::matches(v, v1))
+        })
+    })
+}
+
+/// A label selector, with Kyverno's wildcards in `matchLabels` (a wildcard
+/// pair must be matched by some label; `matchExpressions` are exact).
+pub fn selector_matches(
+    selector: &LabelSelector,
+    labels: Option<&serde_json::Map<String, Value>>,
+) -> bool {
+    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+    let pairs_hold = selector.match_labels.iter().all(|(k, v)| {
+        if has_wildcard(k) || has_wildcard(v) {
+            labels.into_iter().flatten().any(|(k1, v1)| {
+                wildcard::matches(k, k1) && v1.as_str().is_some_and(|v1| wildcard::matches(v, v1))
+            })
+        } else {
+            label(k) == Some(v.as_str())
+        }
+    });
+    pairs_hold
+        && selector.match_expressions.iter().all(|e| {
+            let value = label(&e.key);
+            match e.operator.as_str() {
+                "In" => value.is_some_and(|v| e.values.iter().any(|x| x == v)),
+                "NotIn" => value.is_none_or(|v| !e.values.iter().any(|x| x == v)),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        })
+}
+
+fn subjects_match(subjects: &[Subject], target: &Target<'_>) -> bool {
+    subjects.iter().any(|s| match s.kind.as_str() {
+        "ServiceAccount" => {
+            let ns = s.namespace.as_deref().unwrap_or("");
+            let username = format!("system:serviceaccount:{ns}:{}", s.name);
+            wildcard::matches(&username, target.username)
+        }
+        "Group" => target.groups.iter().any(|g| wildcard::matches(&s.name, g)),
+        "User" => wildcard::matches(&s.name, target.username),
+        _ => false,
+    })
+}
+
+/// Kyverno's `ParseKindSelector`: `Pod`, `v1/Pod`, `apps/v1/Deployment`,
+/// `Pod/exec`, `Pod.exec`, `*/*`, … → (group, version, kind, subresource).
+pub fn parse_kind_selector(input: &str) -> (String, String, String, String) {
+    let mut parts: Vec<&str> = input.split('/').collect();
+    if let Some(last) = parts.pop() {
+        parts.extend(last.split('.'));
+    }
+    let s = |x: &str| x.to_string();
+    let star = || "*".to_string();
+    match parts.as_slice() {
+        [kind] => (star(), star(), s(kind), String::new()),
+        ["*", "*"] => (star(), star(), star(), star()),
+        ["*", sub] if sub.to_lowercase() == *sub => (star(), star(), star(), s(sub)),
+        [first, second] if is_version(first) => (star(), s(first), s(second), String::new()),
+        [kind, sub] => (star(), star(), s(kind), s(sub)),
+        [first, kind, sub] if is_version(first) => (star(), s(first), s(kind), s(sub)),
+        [group, version, kind] => (s(group), s(version), s(kind), String::new()),
+        [group, version, kind, sub] => (s(group), s(version), s(kind), s(sub)),
+        _ => (String::new(), String::new(), String::new(), String::new()),
+    }
+}
+
+/// `^(v\d+((alpha|beta)\d+)?|\*)$`
+fn is_version(text: &str) -> bool {
+    if text == "*" {
+        return true;
+    }
+    let Some(rest) = text.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let rest = rest.get(digits..).unwrap_or("");
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(tail) = rest
+        .strip_prefix("alpha")
+        .or_else(|| rest.strip_prefix("beta"))
+    else {
+        return false;
+    };
+    !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether any kind selector matches the request's kind and subresource. A
+/// selector without a subresource matches only the resource itself (and,
+/// for Pods, the `ephemeralcontainers` subresource), as Kyverno ≤ 1.13 and
+/// its webhook registration do; `Pod/exec` must be asked for.
+pub fn check_kind(kinds: &[String], gvk: &Gvk, sub_resource: &str) -> bool {
+    kinds.iter().any(|k| {
+        let (group, version, kind, sub) = parse_kind_selector(k);
+        wildcard::matches(&group, &gvk.group)
+            && wildcard::matches(&version, &gvk.version)
+            && wildcard::matches(&kind, &gvk.kind)
+            && (wildcard::matches(&sub, sub_resource)
+                || (gvk.group.is_empty()
+                    && gvk.version == "v1"
+                    && gvk.kind == "Pod"
+                    && sub_resource == "ephemeralcontainers"))
+    })
+}
+
+/// Kyverno's `ContainsKind`: whether a kind list names `kind`, whatever
+/// group, version or subresource it adds.
+pub fn contains_kind(list: &[String], kind: &str) -> bool {
+    list.iter().any(|selector| kind_of(selector) == kind)
+}
+
+/// The kind part of a selector, as `GetKindFromGVK` + `SplitSubresource` read it.
+fn kind_of(selector: &str) -> String {
+    let parts: Vec<&str> = selector.split('/').collect();
+    let dotted = |s: &str| s.replacen('.', "/", 1);
+    let kind = match parts.as_slice() {
+        [kind] => dotted(kind),
+        ["*", "*"] => "*/*".to_string(),
+        [first, second] if is_version(first) => dotted(second),
+        [first, second] => format!("{first}/{second}"),
+        [first, second, third] if is_version(first) => format!("{second}/{third}"),
+        [_, _, third] => dotted(third),
+        [_, _, third, fourth] => format!("{third}/{fourth}"),
+        _ => String::new(),
+    };
+    match kind.split_once('/') {
+        Some((k, rest)) if !rest.contains('/') => k.to_string(),
+        _ => kind,
+    }
+}

@@ -1,0 +1,647 @@
+//! Kyverno's overlay patterns (`validate.pattern`, `anyPattern`), compiled
+//! once and matched against a resource as Kyverno's `MatchPattern` does:
+//! anchors first, then nested-anchor keys, then plain keys; skips from
+//! conditional and global anchors; failure paths like `/spec/containers/0/image/`.
+
+use serde_json::{Map, Value};
+
+use crate::anchor::{self, AnchorKind};
+use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::operator::{self, StringPattern};
+use crate::wildcard::{self, has_wildcard};
+
+/// Patterns deeper than this are refused at compile time, and resources are
+/// never walked deeper than the pattern, so evaluation depth is bounded too.
+pub const MAX_DEPTH: usize = 64;
+
+const CONDITIONAL_MISMATCH: &str = "conditional anchor mismatch";
+const GLOBAL_MISMATCH: &str = "global anchor mismatch";
+const NEGATION_MATCHED: &str = "negation anchor matched in resource";
+
+/// A compiled pattern node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    Map(MapPattern),
+    Array(Vec<Pattern>),
+    Scalar(Scalar),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(StringPattern),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapPattern {
+    /// Entries in Kyverno's evaluation order.
+    entries: Vec<Entry>,
+}
+
+/// Where a map sits, for Kyverno's wildcard keys in `metadata.labels` and
+/// `metadata.annotations` (`ExpandInMetadata`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Place {
+    Other,
+    Metadata,
+    Tags,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    /// The key as written (`(image)`).
+    raw: String,
+    /// The key without its anchor (`image`).
+    key: String,
+    anchor: Option<AnchorKind>,
+    /// A wildcard key in labels/annotations: bound to the first resource key
+    /// it matches (Go picks one at random).
+    bind_wildcard: bool,
+    value: Pattern,
+}
+
+/// Why a pattern did not match, in Kyverno's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternError {
+    pub message: String,
+    /// The resource path Kyverno reports (`/spec/containers/0/image/`); empty
+    /// when Kyverno reports none.
+    pub path: String,
+}
+
+impl PatternError {
+    fn new(path: &str, message: String) -> Self {
+        Self {
+            message,
+            path: path.to_string(),
+        }
+    }
+
+    /// Conditional and global anchor mismatches skip the rule. Kyverno
+    /// classifies by the message text, so wrapped errors classify the same.
+    fn is_skip(&self) -> bool {
+        self.message.contains(CONDITIONAL_MISMATCH) || self.message.contains(GLOBAL_MISMATCH)
+    }
+
+    fn is_negation(&self) -> bool {
+        self.message.contains(NEGATION_MATCHED)
+    }
+}
+
+/// The result of matching a whole pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Pass,
+    /// A conditional or global anchor did not hold: the rule does not apply.
+    Skip(String),
+    /// The resource violates the pattern at `path`.
+    Fail {
+        path: String,
+        message: String,
+    },
+    /// Kyverno reports no path (an anchor key missing from the resource, or
+    /// a nested-array length mismatch): an error, not a plain failure.
+    Error(String),
+}
+
+impl Pattern {
+    /// Compiles a pattern, reporting problems under `path` (a settings path).
+    pub fn compile(value: &Value, path: &str, diags: &mut Diagnostics) -> Pattern {
+        compile_node(value, path, 0, Place::Other, diags)
+    }
+
+    /// Kyverno's `MatchPattern`.
+    pub fn evaluate(&self, resource: &Value) -> Outcome {
+        let mut anchors = AnchorPresence::default();
+        match validate_element(resource, self, "/", &mut anchors) {
+            Ok(()) => Outcome::Pass,
+            Err(e) if e.is_skip() => Outcome::Skip(e.message),
+            Err(e) if e.is_negation() => Outcome::Fail {
+                path: e.path,
+                message: e.message,
+            },
+            Err(e) if anchors.keys_missing() || e.path.is_empty() => Outcome::Error(e.message),
+            Err(e) => Outcome::Fail {
+                path: e.path,
+                message: e.message,
+            },
+        }
+    }
+}
+
+fn compile_node(
+    value: &Value,
+    path: &str,
+    depth: usize,
+    place: Place,
+    diags: &mut Diagnostics,
+) -> Pattern {
+    if depth > MAX_DEPTH {
+        diags.push(
+            path,
+            format!("pattern is nested deeper than {MAX_DEPTH} levels"),
+        );
+        return Pattern::Scalar(Scalar::Null);
+    }
+    match value {
+        Value::Object(map) => Pattern::Map(compile_map(map, path, depth, place, diags)),
+        Value::Array(items) => Pattern::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| compile_node(v, &index_path(path, i), depth + 1, Place::Other, diags))
+                .collect(),
+        ),
+        Value::Null => Pattern::Scalar(Scalar::Null),
+        Value::Bool(b) => Pattern::Scalar(Scalar::Bool(*b)),
+        Value::Number(n) => Pattern::Scalar(match n.as_i64() {
+            Some(i) => Scalar::Int(i),
+            None => Scalar::Float(n.as_f64().unwrap_or(0.0)),
+        }),
+        Value::String(s) => {
+            if let Some(problem) = operator::check(s) {
+                diags.push(path, problem);
+            }
+            Pattern::Scalar(Scalar::String(StringPattern::compile(s)))
+        }
+    }
+}
+
+fn compile_map(
+    map: &Map<String, Value>,
+    path: &str,
+    depth: usize,
+    place: Place,
+    diags: &mut Diagnostics,
+) -> MapPattern {
+    // Go only expands keys when every value of the labels map is a string.
+    let tags_are_strings = place == Place::Tags && map.values().all(Value::is_string);
+    let mut anchored = Vec::new();
+    let mut rest = Vec::new();
+    for (raw, value) in map {
+        let entry_path = key_path(path, raw);
+        if let Some(problem) = anchor::malformed(raw) {
+            diags.push(&entry_path, problem);
+        }
+        let parsed = anchor::parse(raw.trim());
+        let kind = parsed.as_ref().map(|a| a.kind);
+        match kind {
+            Some(AnchorKind::AddIfNotPresent) => diags.push(
+                &entry_path,
+                format!(
+                    "unsupported anchor `{raw}`: add-if-not-present anchors belong to mutate rules"
+                ),
+            ),
+            Some(AnchorKind::Existence) => match value.as_array() {
+                Some(items) if !items.is_empty() => {}
+                Some(_) => diags.push(
+                    &entry_path,
+                    "existence anchor needs at least one pattern in its list",
+                ),
+                None => diags.push(&entry_path, "existence anchor needs a list of patterns"),
+            },
+            _ => {}
+        }
+        let key = parsed.map_or_else(|| raw.clone(), |a| a.key.to_string());
+        let child_place = match (place, key.as_str()) {
+            (_, "metadata") => Place::Metadata,
+            (Place::Metadata, "labels" | "annotations") => Place::Tags,
+            _ => Place::Other,
+        };
+        let entry = Entry {
+            raw: raw.clone(),
+            bind_wildcard: tags_are_strings && has_wildcard(&key),
+            key,
+            anchor: kind,
+            value: compile_node(value, &entry_path, depth + 1, child_place, diags),
+        };
+        match kind {
+            Some(
+                AnchorKind::Condition
+                | AnchorKind::Equality
+                | AnchorKind::Negation
+                | AnchorKind::Existence,
+            ) => anchored.push(entry),
+            _ => rest.push(entry),
+        }
+    }
+    // Phase 1: the anchors, in byte order of their raw keys.
+    anchored.sort_by(|a, b| a.raw.cmp(&b.raw));
+    // Phase 2: global anchors and keys holding nested anchors first (in
+    // reverse order, as Kyverno pushes them to the front of a list), then
+    // the plain keys in order.
+    rest.sort_by(|a, b| a.raw.cmp(&b.raw));
+    let (mut front, back): (Vec<Entry>, Vec<Entry>) = rest
+        .into_iter()
+        .partition(|e| e.anchor == Some(AnchorKind::Global) || has_nested_anchors(&e.value));
+    front.reverse();
+    let mut entries = anchored;
+    entries.extend(front);
+    entries.extend(back);
+    MapPattern { entries }
+}
+
+fn has_nested_anchors(pattern: &Pattern) -> bool {
+    match pattern {
+        Pattern::Map(map) => map.entries.iter().any(|e| {
+            !matches!(e.anchor, None | Some(AnchorKind::AddIfNotPresent))
+                || has_nested_anchors(&e.value)
+        }),
+        Pattern::Array(items) => items.iter().any(has_nested_anchors),
+        Pattern::Scalar(_) => false,
+    }
+}
+
+/// Kyverno's `AnchorMap`: whether each conditional, existence and negation
+/// anchor key was ever seen in the resource. A failure while one never was
+/// is reported as an error rather than a failure.
+#[derive(Default)]
+struct AnchorPresence<'p> {
+    seen: Vec<(&'p str, bool)>,
+}
+
+impl<'p> AnchorPresence<'p> {
+    fn record(&mut self, pattern: &'p MapPattern, resource: &Map<String, Value>) {
+        for entry in &pattern.entries {
+            if !matches!(
+                entry.anchor,
+                Some(AnchorKind::Condition | AnchorKind::Existence | AnchorKind::Negation)
+            ) {
+                continue;
+            }
+            let present = resource.contains_key(&entry.key);
+            match self.seen.iter_mut().find(|(raw, _)| *raw == entry.raw) {
+                Some((_, seen)) => *seen |= present,
+                None => self.seen.push((&entry.raw, present)),
+            }
+        }
+    }
+
+    fn keys_missing(&self) -> bool {
+        self.seen.iter().any(|(_, seen)| !seen)
+    }
+}
+
+type Check = Result<(), PatternError>;
+
+/// Kyverno's `validateResourceElement`.
+fn validate_element<'p>(
+    resource: &Value,
+    pattern: &'p Pattern,
+    path: &str,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    match pattern {
+        Pattern::Map(map) => {
+            let Some(object) = resource.as_object() else {
+                return Err(PatternError::new(
+                    path,
+                    format!(
+                        "pattern and resource have different structures. Path: {path}. Expected map[string]interface {{}}, found {}",
+                        go_type(resource)
+                    ),
+                ));
+            };
+            anchors.record(map, object);
+            validate_map(object, map, path, anchors)
+        }
+        Pattern::Array(items) => {
+            let Some(list) = resource.as_array() else {
+                return Err(PatternError::new(
+                    path,
+                    format!("validation rule failed at path {path}, resource does not satisfy the expected overlay pattern"),
+                ));
+            };
+            validate_array(list, items, path, anchors)
+        }
+        Pattern::Scalar(scalar) => {
+            let ok = match resource {
+                Value::Array(list) => list.iter().all(|v| scalar_matches(v, scalar)),
+                other => scalar_matches(other, scalar),
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(PatternError::new(
+                    path,
+                    format!(
+                        "resource value '{}' does not match '{}' at path {path}",
+                        go_value(resource),
+                        scalar_text(scalar)
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+fn validate_map<'p>(
+    resource: &Map<String, Value>,
+    pattern: &'p MapPattern,
+    path: &str,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    for entry in &pattern.entries {
+        handle_entry(resource, entry, path, anchors)?;
+    }
+    Ok(())
+}
+
+fn handle_entry<'p>(
+    resource: &Map<String, Value>,
+    entry: &'p Entry,
+    path: &str,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    let key = if entry.bind_wildcard {
+        bound_wildcard_key(&entry.key, resource).unwrap_or(&entry.key)
+    } else {
+        &entry.key
+    };
+    let current = format!("{path}{key}/");
+    let value = resource.get(key);
+    match entry.anchor {
+        Some(AnchorKind::Condition) => match value {
+            Some(v) => validate_element(v, &entry.value, &current, anchors).map_err(|e| {
+                PatternError::new(&e.path, format!("{CONDITIONAL_MISMATCH}: {}", e.message))
+            }),
+            None => Err(PatternError::new(
+                &current,
+                format!(
+                    "{CONDITIONAL_MISMATCH}: conditional anchor key doesn't exist in the resource"
+                ),
+            )),
+        },
+        Some(AnchorKind::Global) => match value {
+            Some(v) => validate_element(v, &entry.value, &current, anchors).map_err(|e| {
+                PatternError::new(&e.path, format!("{GLOBAL_MISMATCH}: {}", e.message))
+            }),
+            None => Ok(()),
+        },
+        Some(AnchorKind::Equality) => match value {
+            Some(v) => validate_element(v, &entry.value, &current, anchors),
+            None => Ok(()),
+        },
+        Some(AnchorKind::Negation) => match value {
+            Some(_) => Err(PatternError::new(
+                &current,
+                format!("{NEGATION_MATCHED}: {current} is not allowed"),
+            )),
+            None => Ok(()),
+        },
+        Some(AnchorKind::Existence) => match value {
+            Some(v) => validate_existence(v, &entry.value, &current, anchors),
+            None => Ok(()),
+        },
+        // `+(key)` is refused at compile time; like Kyverno, an unknown anchor
+        // is a plain key looked up as written.
+        Some(AnchorKind::AddIfNotPresent) | None => {
+            let (key, current, value) = if entry.anchor.is_some() {
+                let raw = entry.raw.as_str();
+                (raw, format!("{path}{raw}/"), resource.get(raw))
+            } else {
+                (key, current, value)
+            };
+            if let Pattern::Scalar(Scalar::String(s)) = &entry.value {
+                if s.raw() == "*" {
+                    // `*` means present and not null; Kyverno reports the parent path.
+                    return match value {
+                        Some(v) if !v.is_null() => Ok(()),
+                        _ => Err(PatternError::new(path, format!("{path}/{key} not found"))),
+                    };
+                }
+            }
+            validate_element(
+                value.unwrap_or(&Value::Null),
+                &entry.value,
+                &current,
+                anchors,
+            )
+        }
+    }
+}
+
+/// Within `metadata.labels` / `metadata.annotations`, a pattern key with
+/// wildcards stands for the first resource key it matches (Kyverno's
+/// `ExpandInMetadata`; Go picks one at random, this picks the first). No
+/// match leaves the key as written, which then is missing.
+fn bound_wildcard_key<'r>(key: &str, resource: &'r Map<String, Value>) -> Option<&'r str> {
+    if !resource.values().all(Value::is_string) {
+        return None;
+    }
+    resource
+        .keys()
+        .find(|k| wildcard::matches(key, k))
+        .map(String::as_str)
+}
+
+fn validate_existence<'p>(
+    resource: &Value,
+    pattern: &'p Pattern,
+    path: &str,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    let Some(list) = resource.as_array() else {
+        return Err(PatternError::new(
+            path,
+            format!(
+                "invalid resource type {}: Existence ^ () anchor can be used only on list/array type resource",
+                go_type(resource)
+            ),
+        ));
+    };
+    let Pattern::Array(patterns) = pattern else {
+        return Err(PatternError::new(
+            path,
+            "invalid pattern type: Pattern has to be of list to compare against resource".into(),
+        ));
+    };
+    for item in patterns {
+        if !matches!(item, Pattern::Map(_)) {
+            return Err(PatternError::new(
+                path,
+                "invalid pattern type []interface {}: Pattern has to be of type map to compare against items in resource".into(),
+            ));
+        }
+        let found = list.iter().enumerate().any(|(i, element)| {
+            validate_element(element, item, &format!("{path}{i}/"), anchors).is_ok()
+        });
+        if !found {
+            return Err(PatternError::new(
+                path,
+                format!("existence anchor validation failed at path {path}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn validate_array<'p>(
+    list: &[Value],
+    patterns: &'p [Pattern],
+    path: &str,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    let Some(first) = patterns.first() else {
+        return Err(PatternError::new(path, "pattern Array empty".into()));
+    };
+    match first {
+        // Every element is checked against the first pattern map; elements
+        // a conditional anchor skips are ignored, unless all are skipped.
+        Pattern::Map(_) => {
+            let mut applied = 0;
+            let mut skips = Vec::new();
+            for (i, element) in list.iter().enumerate() {
+                match validate_element(element, first, &format!("{path}{i}/"), anchors) {
+                    Ok(()) => applied += 1,
+                    Err(e) if e.is_skip() => skips.push(e.message),
+                    Err(e) => return Err(e),
+                }
+            }
+            if applied == 0 && !skips.is_empty() {
+                return Err(PatternError::new(path, skips.join("; ")));
+            }
+            Ok(())
+        }
+        Pattern::Scalar(_) => validate_element(&Value::Array(list.to_vec()), first, path, anchors),
+        Pattern::Array(_) => {
+            if list.len() < patterns.len() {
+                return Err(PatternError::new(
+                    "",
+                    format!(
+                        "validate Array failed, array length mismatch, resource Array len is {} and pattern Array len is {}",
+                        list.len(),
+                        patterns.len()
+                    ),
+                ));
+            }
+            let mut applied = 0;
+            let mut skips = Vec::new();
+            for (i, (element, pattern)) in list.iter().zip(patterns).enumerate() {
+                match validate_element(element, pattern, &format!("{path}{i}/"), anchors) {
+                    Ok(()) => applied += 1,
+                    Err(e) if e.is_skip() => skips.push(e.message),
+                    Err(e) => return Err(e),
+                }
+            }
+            if applied == 0 && !skips.is_empty() {
+                return Err(PatternError::new(path, skips.join("; ")));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Kyverno's `pattern.Validate` for a leaf value.
+fn scalar_matches(value: &Value, pattern: &Scalar) -> bool {
+    match pattern {
+        Scalar::Bool(b) => value.as_bool() == Some(*b),
+        Scalar::Int(p) => match value {
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => i == *p,
+                (None, Some(f)) => f.fract() == 0.0 && f == *p as f64,
+                _ => false,
+            },
+            Value::String(s) => go_parse_int(s) == Some(*p),
+            _ => false,
+        },
+        Scalar::Float(p) => match value {
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => p.fract() == 0.0 && *p == i as f64,
+                None => n.as_f64() == Some(*p),
+            },
+            Value::String(s) => s.parse::<f64>().ok() == Some(*p),
+            _ => false,
+        },
+        Scalar::Null => match value {
+            Value::Null => true,
+            Value::Bool(b) => !b,
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::String(s) => s.is_empty(),
+            _ => false,
+        },
+        Scalar::String(s) => s.matches(value),
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 10, 64)`.
+fn go_parse_int(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn scalar_text(scalar: &Scalar) -> String {
+    match scalar {
+        Scalar::Null => "<nil>".into(),
+        Scalar::Bool(b) => b.to_string(),
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Float(f) => go_float(*f),
+        Scalar::String(s) => s.raw().to_string(),
+    }
+}
+
+/// Go's `%T` for a decoded JSON value.
+fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.as_i64().is_some() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `%v` for a decoded JSON value, as Kyverno's messages print it.
+pub fn go_value(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => go_float(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(go_value).collect::<Vec<_>>().join(" ")
+        ),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let body: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k}:{}", map.get(k).map(go_value).unwrap_or_default()))
+                .collect();
+            format!("map[{}]", body.join(" "))
+        }
+    }
+}
+
+/// Go's `%v` for a float64: shortest digits, exponent form below 1e-4 or
+/// from 1e21 up.
+fn go_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
+        let text = format!("{f:e}");
+        match text.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = match e.strip_prefix('-') {
+                    Some(d) => ('-', d),
+                    None => ('+', e),
+                };
+                format!("{m}e{sign}{digits:0>2}")
+            }
+            None => text,
+        }
+    } else {
+        format!("{f}")
+    }
+}

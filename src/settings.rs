@@ -1,0 +1,1091 @@
+//! The policy settings: the `spec` of a Kyverno `ClusterPolicy`, as a typed model.
+//!
+//! The model is read from the settings JSON by hand rather than by
+//! `#[derive(Deserialize)]` so that one pass reports every problem (unknown
+//! keys, wrong types, missing fields) with its settings path, where serde
+//! stops at the first.  Free-form parts (patterns, condition keys and values)
+//! stay JSON and are compiled later, once a rule is known to apply.
+
+use serde_json::{Map, Value};
+
+use crate::diagnostics::{index_path, key_path, Diagnostics};
+
+/// What happens to a request that violates a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureAction {
+    Enforce,
+    Audit,
+}
+
+impl FailureAction {
+    /// Kyverno accepts `Enforce`/`Audit` and the legacy `enforce`/`audit`.
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "Enforce" | "enforce" => Some(Self::Enforce),
+            "Audit" | "audit" => Some(Self::Audit),
+            _ => None,
+        }
+    }
+}
+
+/// Whether every matching rule runs, or only the first one that applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApplyRules {
+    #[default]
+    All,
+    One,
+}
+
+/// A failure action for the namespaces listed (wildcards allowed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureActionOverride {
+    pub action: FailureAction,
+    pub namespaces: Vec<String>,
+    pub namespace_selector: Option<LabelSelector>,
+}
+
+/// The policy spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySpec {
+    pub rules: Vec<Rule>,
+    /// `validationFailureAction`; Kyverno's default is `Audit`.
+    pub failure_action: FailureAction,
+    pub failure_action_overrides: Vec<FailureActionOverride>,
+    pub apply_rules: ApplyRules,
+    /// Stands in for the `pod-policies.kyverno.io/autogen-controllers` annotation.
+    pub autogen_controllers: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub name: String,
+    /// Where the rule sits in the settings (`rules[2]`), for messages.
+    pub path: String,
+    pub match_resources: MatchResources,
+    pub exclude: Option<MatchResources>,
+    pub context: Vec<ContextEntry>,
+    pub preconditions: Option<Conditions>,
+    pub cel_preconditions: Vec<NamedExpression>,
+    pub validate: Validation,
+}
+
+/// `match` or `exclude`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MatchResources {
+    pub any: Vec<ResourceFilter>,
+    pub all: Vec<ResourceFilter>,
+    /// The legacy form without `any`/`all`: `match: {resources: ..., subjects: ...}`.
+    pub legacy: Option<ResourceFilter>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResourceFilter {
+    pub resources: Option<ResourceDescription>,
+    pub subjects: Vec<Subject>,
+    pub roles: Vec<String>,
+    pub cluster_roles: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResourceDescription {
+    pub kinds: Vec<String>,
+    /// The deprecated single `name`; checked on its own, like `names`.
+    pub name: Option<String>,
+    pub names: Vec<String>,
+    pub namespaces: Vec<String>,
+    pub operations: Vec<String>,
+    pub annotations: Vec<(String, String)>,
+    pub selector: Option<LabelSelector>,
+    pub namespace_selector: Option<LabelSelector>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LabelSelector {
+    pub match_labels: Vec<(String, String)>,
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelSelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subject {
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validation {
+    pub message: Option<String>,
+    pub failure_action: Option<FailureAction>,
+    pub failure_action_overrides: Vec<FailureActionOverride>,
+    pub body: ValidationBody,
+}
+
+/// Exactly one way of validating.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValidationBody {
+    Pattern(Value),
+    AnyPattern(Vec<Value>),
+    Deny(Deny),
+    Foreach(Vec<Foreach>),
+    Cel(Cel),
+    PodSecurity(PodSecurity),
+    Manifests(Value),
+}
+
+impl ValidationBody {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Self::Pattern(_) => "pattern",
+            Self::AnyPattern(_) => "anyPattern",
+            Self::Deny(_) => "deny",
+            Self::Foreach(_) => "foreach",
+            Self::Cel(_) => "cel",
+            Self::PodSecurity(_) => "podSecurity",
+            Self::Manifests(_) => "manifests",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Deny {
+    pub conditions: Option<Conditions>,
+}
+
+/// `any`/`all` blocks (both may be present), or Kyverno's legacy plain list
+/// (all must hold).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Conditions {
+    Blocks {
+        any: Option<Vec<Condition>>,
+        all: Option<Vec<Condition>>,
+    },
+    Legacy(Vec<Condition>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub key: Value,
+    pub operator: String,
+    pub value: Value,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Foreach {
+    pub list: String,
+    pub context: Vec<ContextEntry>,
+    pub preconditions: Option<Conditions>,
+    pub element_scope: Option<bool>,
+    pub body: ForeachBody,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ForeachBody {
+    Pattern(Value),
+    AnyPattern(Vec<Value>),
+    Deny(Deny),
+    Foreach(Vec<Foreach>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextEntry {
+    pub name: String,
+    pub source: ContextSource,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextSource {
+    Variable {
+        value: Option<Value>,
+        jmes_path: Option<String>,
+        default: Option<Value>,
+    },
+    /// Sources that need a cluster or a registry; kept whole for the message.
+    External { kind: &'static str },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedExpression {
+    pub name: String,
+    pub expression: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CelExpression {
+    pub expression: String,
+    pub message: Option<String>,
+    pub message_expression: Option<String>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Cel {
+    pub expressions: Vec<CelExpression>,
+    pub variables: Vec<NamedExpression>,
+    pub param_kind: Option<Value>,
+    pub param_ref: Option<Value>,
+    pub audit_annotations: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodSecurity {
+    pub level: String,
+    pub version: Option<String>,
+    pub exclude: Vec<PodSecurityExclude>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodSecurityExclude {
+    pub control_name: String,
+    pub images: Vec<String>,
+    pub restricted_field: Option<String>,
+    pub values: Vec<String>,
+}
+
+/// Policy-level fields Kyverno accepts that do not change a validate verdict
+/// in an admission request (they steer reports, webhooks or other rule types).
+pub const VERDICT_NEUTRAL_SPEC_FIELDS: &[&str] = &[
+    "admission",
+    "background",
+    "failurePolicy",
+    "webhookTimeoutSeconds",
+    "schemaValidation",
+    "mutateExistingOnPolicyUpdate",
+    "generateExisting",
+    "generateExistingOnPolicyUpdate",
+    "useServerSideApply",
+    "webhookConfiguration",
+    "emitWarning",
+];
+
+const SPEC_FIELDS: &[&str] = &[
+    "rules",
+    "validationFailureAction",
+    "validationFailureActionOverrides",
+    "applyRules",
+    "autogenControllers",
+];
+
+/// Parses the settings document; every problem found is pushed to `diags`.
+/// Returns `None` only when the document is not an object at all.
+pub fn parse(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
+    let Some(spec) = Fields::open(
+        settings,
+        "",
+        &[SPEC_FIELDS, VERDICT_NEUTRAL_SPEC_FIELDS],
+        diags,
+    ) else {
+        return None;
+    };
+    let rules = match spec.get("rules") {
+        None => {
+            diags.push("rules", "is required: list the validate rules to enforce");
+            Vec::new()
+        }
+        Some(value) => parse_rules(value, diags),
+    };
+    let failure_action = match spec.string("validationFailureAction", diags) {
+        None => FailureAction::Audit,
+        Some(text) => parse_failure_action(&text, &spec.path("validationFailureAction"), diags),
+    };
+    let failure_action_overrides =
+        parse_overrides(&spec, "validationFailureActionOverrides", diags);
+    let apply_rules = match spec.string("applyRules", diags).as_deref() {
+        None | Some("All") => ApplyRules::All,
+        Some("One") => ApplyRules::One,
+        Some(other) => {
+            diags.push(
+                "applyRules",
+                format!("must be `All` or `One`, not `{other}`"),
+            );
+            ApplyRules::All
+        }
+    };
+    let autogen_controllers = spec.string("autogenControllers", diags);
+    Some(PolicySpec {
+        rules,
+        failure_action,
+        failure_action_overrides,
+        apply_rules,
+        autogen_controllers,
+    })
+}
+
+fn parse_failure_action(text: &str, path: &str, diags: &mut Diagnostics) -> FailureAction {
+    FailureAction::parse(text).unwrap_or_else(|| {
+        diags.push(path, format!("must be `Enforce` or `Audit`, not `{text}`"));
+        FailureAction::Enforce
+    })
+}
+
+fn parse_overrides(
+    fields: &Fields<'_>,
+    key: &str,
+    diags: &mut Diagnostics,
+) -> Vec<FailureActionOverride> {
+    fields
+        .list(key, diags)
+        .into_iter()
+        .filter_map(|(path, item)| {
+            let f = Fields::open(
+                item,
+                &path,
+                &[&["action", "namespaces", "namespaceSelector"]],
+                diags,
+            )?;
+            let action = match f.string("action", diags) {
+                Some(text) => parse_failure_action(&text, &f.path("action"), diags),
+                None => {
+                    diags.push(&path, "`action` is required");
+                    FailureAction::Enforce
+                }
+            };
+            Some(FailureActionOverride {
+                action,
+                namespaces: f.strings("namespaces", diags),
+                namespace_selector: f
+                    .get("namespaceSelector")
+                    .and_then(|v| parse_selector(v, &f.path("namespaceSelector"), diags)),
+            })
+        })
+        .collect()
+}
+
+fn parse_rules(value: &Value, diags: &mut Diagnostics) -> Vec<Rule> {
+    let Some(items) = value.as_array() else {
+        diags.push("rules", "must be a list of rules");
+        return Vec::new();
+    };
+    if items.is_empty() {
+        diags.push(
+            "rules",
+            "must not be empty: list at least one validate rule",
+        );
+    }
+    let mut rules: Vec<Rule> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = index_path("rules", i);
+        if let Some(rule) = parse_rule(item, &path, diags) {
+            if let Some(first) = rules.iter().find(|r| r.name == rule.name) {
+                diags.push(
+                    &key_path(&path, "name"),
+                    format!(
+                        "duplicate rule name `{}` (also used by {})",
+                        rule.name, first.path
+                    ),
+                );
+            }
+            rules.push(rule);
+        }
+    }
+    rules
+}
+
+const RULE_FIELDS: &[&str] = &[
+    "name",
+    "match",
+    "exclude",
+    "context",
+    "preconditions",
+    "celPreconditions",
+    "validate",
+];
+/// Rule fields that only matter to other rule types or to background reports.
+const RULE_NEUTRAL_FIELDS: &[&str] = &["skipBackgroundRequests", "reportProperties"];
+const OTHER_RULE_TYPES: &[&str] = &["mutate", "generate", "verifyImages", "imageExtractors"];
+
+/// Parses one rule (also used for rules autogen derives from the settings).
+pub fn parse_rule(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Rule> {
+    let f = Fields::open(
+        value,
+        path,
+        &[RULE_FIELDS, RULE_NEUTRAL_FIELDS, OTHER_RULE_TYPES],
+        diags,
+    )?;
+    for other in OTHER_RULE_TYPES {
+        if f.get(other).is_some() {
+            diags.push(
+                &f.path(other),
+                format!(
+                    "`{other}` rules are not supported: this policy enforces only validate rules"
+                ),
+            );
+        }
+    }
+    let name = f.string("name", diags).unwrap_or_else(|| {
+        diags.push(path, "`name` is required");
+        String::new()
+    });
+    let match_resources = match f.get("match") {
+        Some(v) => parse_match(v, &f.path("match"), diags),
+        None => {
+            diags.push(
+                path,
+                "`match` is required: say which resources the rule applies to",
+            );
+            MatchResources::default()
+        }
+    };
+    let exclude = f
+        .get("exclude")
+        .map(|v| parse_match(v, &f.path("exclude"), diags));
+    let context = parse_context(&f, diags);
+    let preconditions = f
+        .get("preconditions")
+        .and_then(|v| parse_conditions(v, &f.path("preconditions"), diags));
+    let cel_preconditions = f
+        .list("celPreconditions", diags)
+        .into_iter()
+        .filter_map(|(p, v)| parse_named_expression(v, &p, diags))
+        .collect();
+    let validate = match f.get("validate") {
+        Some(v) => parse_validation(v, &f.path("validate"), diags)?,
+        None => {
+            if OTHER_RULE_TYPES.iter().all(|k| f.get(k).is_none()) {
+                diags.push(
+                    path,
+                    "`validate` is required: this policy enforces validate rules",
+                );
+            }
+            return None;
+        }
+    };
+    Some(Rule {
+        name,
+        path: path.to_string(),
+        match_resources,
+        exclude,
+        context,
+        preconditions,
+        cel_preconditions,
+        validate,
+    })
+}
+
+fn parse_match(value: &Value, path: &str, diags: &mut Diagnostics) -> MatchResources {
+    const LEGACY: &[&str] = &["resources", "subjects", "roles", "clusterRoles"];
+    let Some(f) = Fields::open(value, path, &[&["any", "all"], LEGACY], diags) else {
+        return MatchResources::default();
+    };
+    let filters = |key: &str, diags: &mut Diagnostics| -> Vec<ResourceFilter> {
+        f.list(key, diags)
+            .into_iter()
+            .filter_map(|(p, v)| {
+                let inner = Fields::open(v, &p, &[LEGACY], diags)?;
+                Some(parse_filter(&inner, diags))
+            })
+            .collect()
+    };
+    let any = filters("any", diags);
+    let all = filters("all", diags);
+    let has_legacy = LEGACY.iter().any(|k| f.get(k).is_some());
+    if has_legacy && (f.get("any").is_some() || f.get("all").is_some()) {
+        diags.push(
+            path,
+            "use either `any`/`all` or the legacy `resources`/`subjects` form, not both",
+        );
+    }
+    let legacy = has_legacy.then(|| parse_filter(&f, diags));
+    if any.is_empty() && all.is_empty() && legacy.is_none() {
+        diags.push(
+            path,
+            "must select resources with `any`, `all` or `resources`",
+        );
+    }
+    MatchResources { any, all, legacy }
+}
+
+fn parse_filter(f: &Fields<'_>, diags: &mut Diagnostics) -> ResourceFilter {
+    let resources = f.get("resources").and_then(|v| {
+        let p = f.path("resources");
+        let r = Fields::open(
+            v,
+            &p,
+            &[&[
+                "kinds",
+                "name",
+                "names",
+                "namespaces",
+                "operations",
+                "annotations",
+                "selector",
+                "namespaceSelector",
+            ]],
+            diags,
+        )?;
+        let operations = r.strings("operations", diags);
+        for (i, op) in operations.iter().enumerate() {
+            if !matches!(op.as_str(), "CREATE" | "UPDATE" | "DELETE" | "CONNECT") {
+                diags.push(
+                    &index_path(&r.path("operations"), i),
+                    format!("`{op}` is not an operation: use CREATE, UPDATE, DELETE or CONNECT"),
+                );
+            }
+        }
+        Some(ResourceDescription {
+            kinds: r.strings("kinds", diags),
+            name: r.string("name", diags).filter(|n| !n.is_empty()),
+            names: r.strings("names", diags),
+            namespaces: r.strings("namespaces", diags),
+            operations,
+            annotations: r.string_map("annotations", diags),
+            selector: r
+                .get("selector")
+                .and_then(|v| parse_selector(v, &r.path("selector"), diags)),
+            namespace_selector: r
+                .get("namespaceSelector")
+                .and_then(|v| parse_selector(v, &r.path("namespaceSelector"), diags)),
+        })
+    });
+    let subjects = f
+        .list("subjects", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let s = Fields::open(v, &p, &[&["kind", "name", "namespace", "apiGroup"]], diags)?;
+            let kind = s.string("kind", diags).unwrap_or_default();
+            if !matches!(kind.as_str(), "User" | "Group" | "ServiceAccount") {
+                diags.push(
+                    &s.path("kind"),
+                    format!("must be `User`, `Group` or `ServiceAccount`, not `{kind}`"),
+                );
+            }
+            Some(Subject {
+                kind,
+                name: s.string("name", diags).unwrap_or_default(),
+                namespace: s.string("namespace", diags),
+            })
+        })
+        .collect();
+    ResourceFilter {
+        resources,
+        subjects,
+        roles: f.strings("roles", diags),
+        cluster_roles: f.strings("clusterRoles", diags),
+    }
+}
+
+fn parse_selector(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<LabelSelector> {
+    let f = Fields::open(value, path, &[&["matchLabels", "matchExpressions"]], diags)?;
+    let match_expressions = f
+        .list("matchExpressions", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let e = Fields::open(v, &p, &[&["key", "operator", "values"]], diags)?;
+            let operator = e.string("operator", diags).unwrap_or_default();
+            if !matches!(
+                operator.as_str(),
+                "In" | "NotIn" | "Exists" | "DoesNotExist"
+            ) {
+                diags.push(
+                    &e.path("operator"),
+                    format!("must be In, NotIn, Exists or DoesNotExist, not `{operator}`"),
+                );
+            }
+            Some(LabelSelectorRequirement {
+                key: e.string("key", diags).unwrap_or_default(),
+                operator,
+                values: e.strings("values", diags),
+            })
+        })
+        .collect();
+    Some(LabelSelector {
+        match_labels: f.string_map("matchLabels", diags),
+        match_expressions,
+    })
+}
+
+const BODY_KEYS: &[&str] = &[
+    "pattern",
+    "anyPattern",
+    "deny",
+    "foreach",
+    "cel",
+    "podSecurity",
+    "manifests",
+];
+
+fn parse_validation(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Validation> {
+    // `allowExistingViolations` and `validationFailureAction` only steer
+    // background scans and reports, not an admission verdict.
+    let f = Fields::open(
+        value,
+        path,
+        &[
+            &["message", "failureAction", "failureActionOverrides"],
+            BODY_KEYS,
+            &["allowExistingViolations"],
+        ],
+        diags,
+    )?;
+    let present: Vec<&str> = BODY_KEYS
+        .iter()
+        .copied()
+        .filter(|k| f.get(k).is_some())
+        .collect();
+    let body = match present.as_slice() {
+        [] => {
+            diags.push(
+                path,
+                "needs one of `pattern`, `anyPattern`, `deny`, `foreach`, `cel`, `podSecurity` or `manifests`",
+            );
+            return None;
+        }
+        [one] => parse_body(one, &f, diags)?,
+        several => {
+            diags.push(
+                path,
+                format!(
+                    "has {}: a validate rule takes exactly one of them",
+                    several
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+            return None;
+        }
+    };
+    let failure_action = f
+        .string("failureAction", diags)
+        .map(|text| parse_failure_action(&text, &f.path("failureAction"), diags));
+    Some(Validation {
+        message: f.string("message", diags),
+        failure_action,
+        failure_action_overrides: parse_overrides(&f, "failureActionOverrides", diags),
+        body,
+    })
+}
+
+fn parse_body(key: &str, f: &Fields<'_>, diags: &mut Diagnostics) -> Option<ValidationBody> {
+    let value = f.get(key)?;
+    let path = f.path(key);
+    Some(match key {
+        "pattern" => ValidationBody::Pattern(value.clone()),
+        "anyPattern" => ValidationBody::AnyPattern(parse_any_pattern(value, &path, diags)?),
+        "deny" => ValidationBody::Deny(parse_deny(value, &path, diags)?),
+        "foreach" => ValidationBody::Foreach(parse_foreach_list(value, &path, diags)),
+        "cel" => ValidationBody::Cel(parse_cel(value, &path, diags)?),
+        "podSecurity" => ValidationBody::PodSecurity(parse_pod_security(value, &path, diags)?),
+        _ => ValidationBody::Manifests(value.clone()),
+    })
+}
+
+fn parse_any_pattern(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Vec<Value>> {
+    match value.as_array() {
+        Some(items) if !items.is_empty() => Some(items.clone()),
+        Some(_) => {
+            diags.push(path, "must list at least one pattern");
+            None
+        }
+        None => {
+            diags.push(path, "must be a list of patterns");
+            None
+        }
+    }
+}
+
+fn parse_deny(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Deny> {
+    let f = Fields::open(value, path, &[&["conditions"]], diags)?;
+    Some(Deny {
+        conditions: f
+            .get("conditions")
+            .and_then(|v| parse_conditions(v, &f.path("conditions"), diags)),
+    })
+}
+
+fn parse_conditions(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Conditions> {
+    if let Some(items) = value.as_array() {
+        let list = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| parse_condition(v, &index_path(path, i), diags))
+            .collect();
+        return Some(Conditions::Legacy(list));
+    }
+    let f = Fields::open(value, path, &[&["any", "all"]], diags)?;
+    let block = |key: &str, diags: &mut Diagnostics| {
+        f.get(key).map(|_| {
+            f.list(key, diags)
+                .into_iter()
+                .filter_map(|(p, v)| parse_condition(v, &p, diags))
+                .collect::<Vec<_>>()
+        })
+    };
+    Some(Conditions::Blocks {
+        any: block("any", diags),
+        all: block("all", diags),
+    })
+}
+
+fn parse_condition(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Condition> {
+    let f = Fields::open(
+        value,
+        path,
+        &[&["key", "operator", "value", "message"]],
+        diags,
+    )?;
+    let operator = f.string("operator", diags).unwrap_or_else(|| {
+        diags.push(path, "`operator` is required");
+        String::new()
+    });
+    Some(Condition {
+        key: f.get("key").cloned().unwrap_or(Value::Null),
+        operator,
+        value: f.get("value").cloned().unwrap_or(Value::Null),
+        message: f.string("message", diags),
+    })
+}
+
+fn parse_foreach_list(value: &Value, path: &str, diags: &mut Diagnostics) -> Vec<Foreach> {
+    let Some(items) = value.as_array() else {
+        diags.push(path, "must be a list");
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| parse_foreach(v, &index_path(path, i), diags))
+        .collect()
+}
+
+fn parse_foreach(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Foreach> {
+    const KEYS: &[&str] = &["pattern", "anyPattern", "deny", "foreach"];
+    let f = Fields::open(
+        value,
+        path,
+        &[&["list", "context", "preconditions", "elementScope"], KEYS],
+        diags,
+    )?;
+    let list = f.string("list", diags).unwrap_or_else(|| {
+        diags.push(path, "`list` is required");
+        String::new()
+    });
+    let present: Vec<&str> = KEYS
+        .iter()
+        .copied()
+        .filter(|k| f.get(k).is_some())
+        .collect();
+    let body = match present.as_slice() {
+        [one] => {
+            let v = f.get(one)?;
+            let p = f.path(one);
+            match *one {
+                "pattern" => ForeachBody::Pattern(v.clone()),
+                "anyPattern" => ForeachBody::AnyPattern(parse_any_pattern(v, &p, diags)?),
+                "deny" => ForeachBody::Deny(parse_deny(v, &p, diags)?),
+                _ => ForeachBody::Foreach(parse_foreach_list(v, &p, diags)),
+            }
+        }
+        _ => {
+            diags.push(
+                path,
+                "needs exactly one of `pattern`, `anyPattern`, `deny` or `foreach`",
+            );
+            return None;
+        }
+    };
+    Some(Foreach {
+        list,
+        context: parse_context(&f, diags),
+        preconditions: f
+            .get("preconditions")
+            .and_then(|v| parse_conditions(v, &f.path("preconditions"), diags)),
+        element_scope: f.bool("elementScope", diags),
+        body,
+    })
+}
+
+fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
+    const SOURCES: &[&str] = &[
+        "variable",
+        "configMap",
+        "apiCall",
+        "imageRegistry",
+        "globalReference",
+    ];
+    f.list("context", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let e = Fields::open(v, &p, &[&["name"], SOURCES], diags)?;
+            let name = e.string("name", diags).unwrap_or_else(|| {
+                diags.push(&p, "`name` is required");
+                String::new()
+            });
+            let present: Vec<&'static str> =
+                SOURCES.iter().copied().filter(|k| e.get(k).is_some()).collect();
+            let source = match present.as_slice() {
+                ["variable"] => {
+                    let vp = e.path("variable");
+                    let var = Fields::open(
+                        e.get("variable")?,
+                        &vp,
+                        &[&["value", "jmesPath", "default"]],
+                        diags,
+                    )?;
+                    ContextSource::Variable {
+                        value: var.get("value").cloned(),
+                        jmes_path: var.string("jmesPath", diags),
+                        default: var.get("default").cloned(),
+                    }
+                }
+                [kind] => ContextSource::External { kind },
+                _ => {
+                    diags.push(
+                        &p,
+                        "needs exactly one of `variable`, `configMap`, `apiCall`, `imageRegistry` or `globalReference`",
+                    );
+                    return None;
+                }
+            };
+            Some(ContextEntry { name, source })
+        })
+        .collect()
+}
+
+fn parse_named_expression(
+    value: &Value,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<NamedExpression> {
+    let f = Fields::open(value, path, &[&["name", "expression"]], diags)?;
+    Some(NamedExpression {
+        name: f.string("name", diags).unwrap_or_default(),
+        expression: f.string("expression", diags).unwrap_or_else(|| {
+            diags.push(path, "`expression` is required");
+            String::new()
+        }),
+    })
+}
+
+fn parse_cel(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Cel> {
+    let f = Fields::open(
+        value,
+        path,
+        &[&[
+            "expressions",
+            "variables",
+            "paramKind",
+            "paramRef",
+            "auditAnnotations",
+            "generate",
+        ]],
+        diags,
+    )?;
+    let expressions = f
+        .list("expressions", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let e = Fields::open(
+                v,
+                &p,
+                &[&[
+                    "expression",
+                    "message",
+                    "messageExpression",
+                    "reason",
+                    "fieldPath",
+                ]],
+                diags,
+            )?;
+            Some(CelExpression {
+                expression: e.string("expression", diags).unwrap_or_else(|| {
+                    diags.push(&p, "`expression` is required");
+                    String::new()
+                }),
+                message: e.string("message", diags),
+                message_expression: e.string("messageExpression", diags),
+                reason: e.string("reason", diags),
+            })
+        })
+        .collect();
+    Some(Cel {
+        expressions,
+        variables: f
+            .list("variables", diags)
+            .into_iter()
+            .filter_map(|(p, v)| parse_named_expression(v, &p, diags))
+            .collect(),
+        param_kind: f.get("paramKind").cloned(),
+        param_ref: f.get("paramRef").cloned(),
+        audit_annotations: f.get("auditAnnotations").cloned(),
+    })
+}
+
+fn parse_pod_security(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<PodSecurity> {
+    let f = Fields::open(value, path, &[&["level", "version", "exclude"]], diags)?;
+    let exclude = f
+        .list("exclude", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let e = Fields::open(
+                v,
+                &p,
+                &[&["controlName", "images", "restrictedField", "values"]],
+                diags,
+            )?;
+            Some(PodSecurityExclude {
+                control_name: e.string("controlName", diags).unwrap_or_default(),
+                images: e.strings("images", diags),
+                restricted_field: e.string("restrictedField", diags),
+                values: e.strings("values", diags),
+            })
+        })
+        .collect();
+    Some(PodSecurity {
+        level: f.string("level", diags).unwrap_or_default(),
+        version: f.string("version", diags),
+        exclude,
+    })
+}
+
+/// Reads the fields of one settings object, reporting unknown keys and
+/// wrongly typed values with their paths.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    path: String,
+}
+
+impl<'a> Fields<'a> {
+    fn open(
+        value: &'a Value,
+        path: &str,
+        known: &[&[&str]],
+        diags: &mut Diagnostics,
+    ) -> Option<Self> {
+        let Some(map) = value.as_object() else {
+            diags.push(path, format!("must be an object, not {}", type_name(value)));
+            return None;
+        };
+        for key in map.keys() {
+            if !known.iter().any(|group| group.contains(&key.as_str())) {
+                let mut all: Vec<&str> = known.iter().flat_map(|g| g.iter().copied()).collect();
+                all.sort_unstable();
+                diags.push(
+                    &key_path(path, key),
+                    format!("unknown field `{key}`; expected one of {}", all.join(", ")),
+                );
+            }
+        }
+        Some(Self {
+            map,
+            path: path.to_string(),
+        })
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
+    fn path(&self, key: &str) -> String {
+        key_path(&self.path, key)
+    }
+
+    fn string(&self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+        match self.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => {
+                diags.push(
+                    &self.path(key),
+                    format!("must be a string, not {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn bool(&self, key: &str, diags: &mut Diagnostics) -> Option<bool> {
+        match self.get(key)? {
+            Value::Bool(b) => Some(*b),
+            Value::Null => None,
+            other => {
+                diags.push(
+                    &self.path(key),
+                    format!("must be true or false, not {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    /// The items of a list field, each with its path; reports a non-list.
+    fn list(&self, key: &str, diags: &mut Diagnostics) -> Vec<(String, &'a Value)> {
+        match self.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let base = self.path(key);
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (index_path(&base, i), v))
+                    .collect()
+            }
+            Some(other) => {
+                diags.push(
+                    &self.path(key),
+                    format!("must be a list, not {}", type_name(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn strings(&self, key: &str, diags: &mut Diagnostics) -> Vec<String> {
+        self.list(key, diags)
+            .into_iter()
+            .filter_map(|(p, v)| match v {
+                Value::String(s) => Some(s.clone()),
+                other => {
+                    diags.push(&p, format!("must be a string, not {}", type_name(other)));
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn string_map(&self, key: &str, diags: &mut Diagnostics) -> Vec<(String, String)> {
+        match self.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(map)) => map
+                .iter()
+                .filter_map(|(k, v)| match v {
+                    Value::String(s) => Some((k.clone(), s.clone())),
+                    other => {
+                        diags.push(
+                            &key_path(&self.path(key), k),
+                            format!("must be a string, not {}", type_name(other)),
+                        );
+                        None
+                    }
+                })
+                .collect(),
+            Some(other) => {
+                diags.push(
+                    &self.path(key),
+                    format!("must be a map of strings, not {}", type_name(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// A JSON type in words, for messages.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,130 @@
+//! Rule outcomes → the policy's verdict: which failures reject the request
+//! and which only warn.
+
+use crate::settings::FailureAction;
+
+/// How one rule ended for this request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleStatus {
+    Pass,
+    Fail,
+    Skip,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleOutcome {
+    /// The rule's name as Kyverno reports it (`autogen-NAME` for pod controllers).
+    pub rule: String,
+    pub status: RuleStatus,
+    /// Kyverno-shaped text: `validation error: MSG. rule NAME failed at path /a/b/`.
+    pub message: String,
+    /// The failure action in force for this rule and namespace.
+    pub action: FailureAction,
+}
+
+/// The policy's decision for one request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verdict {
+    pub accepted: bool,
+    pub message: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Failed and errored rules reject in Enforce (errors fail closed) and warn
+/// in Audit; passing and skipped rules say nothing. Every failing rule is
+/// listed, not only the first.
+pub fn decide(outcomes: &[RuleOutcome]) -> Verdict {
+    let mut blocking = Vec::new();
+    let mut warnings = Vec::new();
+    for outcome in outcomes {
+        if !matches!(outcome.status, RuleStatus::Fail | RuleStatus::Error) {
+            continue;
+        }
+        let line = format!("{}: {}", outcome.rule, outcome.message);
+        match outcome.action {
+            FailureAction::Enforce => blocking.push(line),
+            FailureAction::Audit => warnings.push(line),
+        }
+    }
+    Verdict {
+        accepted: blocking.is_empty(),
+        message: (!blocking.is_empty()).then(|| blocking.join("; ")),
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(rule: &str, status: RuleStatus, action: FailureAction) -> RuleOutcome {
+        RuleOutcome {
+            rule: rule.into(),
+            status,
+            message: format!("{rule} says no"),
+            action,
+        }
+    }
+
+    #[test]
+    fn verdict_cases() {
+        use FailureAction::{Audit, Enforce};
+        use RuleStatus::{Error, Fail, Pass, Skip};
+        let cases: Vec<(&str, Vec<RuleOutcome>, bool, Option<&str>, Vec<&str>)> = vec![
+            ("no_rules_accepts", vec![], true, None, vec![]),
+            (
+                "pass_and_skip_accept_silently",
+                vec![outcome("a", Pass, Enforce), outcome("b", Skip, Enforce)],
+                true,
+                None,
+                vec![],
+            ),
+            (
+                "enforce_failure_rejects",
+                vec![outcome("a", Fail, Enforce)],
+                false,
+                Some("a: a says no"),
+                vec![],
+            ),
+            (
+                "every_failing_rule_is_listed",
+                vec![
+                    outcome("a", Fail, Enforce),
+                    outcome("b", Pass, Enforce),
+                    outcome("c", Fail, Enforce),
+                ],
+                false,
+                Some("a: a says no; c: c says no"),
+                vec![],
+            ),
+            (
+                "errors_fail_closed_in_enforce",
+                vec![outcome("a", Error, Enforce)],
+                false,
+                Some("a: a says no"),
+                vec![],
+            ),
+            (
+                "audit_failure_only_warns",
+                vec![outcome("a", Fail, Audit)],
+                true,
+                None,
+                vec!["a: a says no"],
+            ),
+            (
+                "mixed_actions",
+                vec![outcome("a", Fail, Audit), outcome("b", Fail, Enforce)],
+                false,
+                Some("b: b says no"),
+                vec!["a: a says no"],
+            ),
+        ];
+        for (name, outcomes, accepted, message, warnings) in cases {
+            let verdict = decide(&outcomes);
+            assert_eq!(verdict.accepted, accepted, "{name}");
+            assert_eq!(verdict.message.as_deref(), message, "{name}");
+            assert_eq!(verdict.warnings, warnings, "{name}");
+        }
+    }
+}

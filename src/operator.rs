@@ -222,7 +222,7 @@ fn compare(value: &Value, operand: &Operand, op: Op) -> bool {
     }
     if let (Some(pattern), Some(text)) = (&operand.quantity, as_number.as_deref()) {
         if let Some(v) = Quantity::parse(text) {
-            return op.holds(v.cmp(pattern));
+            return op.holds(v.compare(pattern));
         }
     }
     compare_string(value, &operand.text, op)

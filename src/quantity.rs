@@ -91,7 +91,7 @@ impl Quantity {
     }
 
     /// Exact comparison where the numbers fit 128 bits, else by `f64`.
-    pub fn cmp(&self, other: &Self) -> Ordering {
+    pub fn compare(&self, other: &Self) -> Ordering {
         match (self.negative, other.negative) {
             (false, true) => return Ordering::Greater,
             (true, false) => return Ordering::Less,
@@ -221,7 +221,7 @@ mod tests {
             ("float_like", "0.25", "250m", Ordering::Equal),
         ];
         for (name, a, b, want) in cases {
-            assert_eq!(q(a).cmp(&q(b)), want, "{name}");
+            assert_eq!(q(a).compare(&q(b)), want, "{name}");
         }
     }
 }

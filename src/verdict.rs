@@ -67,11 +67,14 @@ mod tests {
         }
     }
 
+    /// name, outcomes, accepted, message, warnings
+    type Case = (&'static str, Vec<RuleOutcome>, bool, Option<&'static str>, Vec<&'static str>);
+
     #[test]
     fn verdict_cases() {
         use FailureAction::{Audit, Enforce};
         use RuleStatus::{Error, Fail, Pass, Skip};
-        let cases: Vec<(&str, Vec<RuleOutcome>, bool, Option<&str>, Vec<&str>)> = vec![
+        let cases: Vec<Case> = vec![
             ("no_rules_accepts", vec![], true, None, vec![]),
             (
                 "pass_and_skip_accept_silently",

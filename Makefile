@@ -1,0 +1,64 @@
+SOURCE_FILES := $(shell find src -type f)
+VERSION := $(shell sed -n 's,^version = "\(.*\)",\1,p' Cargo.toml | head -n1)
+WASM := target/wasm32-wasip1/release/kyverno_validate_policy.wasm
+# Sample requests `make run` sends (settings:request, from test_data/).
+SAMPLES := \
+	settings/require-ns-purpose-label.yaml:requests/namespace-production.json \
+	settings/require-ns-purpose-label.yaml:requests/namespace-development.json \
+	settings/require-ns-purpose-label-audit.yaml:requests/namespace-development.json \
+	settings/pod-images.yaml:requests/deployment-latest.json
+
+.PHONY: setup
+setup:
+	rustup target add wasm32-wasip1
+
+$(WASM): $(SOURCE_FILES) Cargo.toml Cargo.lock
+	cargo build --target=wasm32-wasip1 --release
+
+policy.wasm: $(WASM)
+	cp $(WASM) policy.wasm
+
+artifacthub-pkg.yml: metadata.yml Cargo.toml
+	kwctl scaffold artifacthub --metadata-path metadata.yml --version $(VERSION) --output artifacthub-pkg.yml
+
+annotated-policy.wasm: policy.wasm metadata.yml
+	@command -v kwctl >/dev/null || { echo "kwctl is not installed: see https://github.com/kubewarden/kwctl#installation"; exit 1; }
+	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+
+.PHONY: fmt
+fmt:
+	cargo fmt --all -- --check
+
+.PHONY: lint
+lint:
+	cargo clippy --all-targets -- -D warnings
+
+# Unit tests, fixtures natively, and the fixtures through the built module
+# in the wapc + wasmtime host that policy-server uses.
+.PHONY: test
+test: setup policy.wasm
+	cargo test
+
+.PHONY: e2e-tests
+e2e-tests: annotated-policy.wasm
+	@command -v bats >/dev/null || { echo "bats is not installed: see https://bats-core.readthedocs.io"; exit 1; }
+	bats e2e.bats
+
+# Sends the sample requests through the built module and prints the responses.
+.PHONY: run
+run: setup policy.wasm
+	@for sample in $(SAMPLES); do \
+		settings=test_data/$${sample%%:*}; request=test_data/$${sample##*:}; \
+		echo "== $$settings + $$request"; \
+		cargo run --quiet --example evaluate -- --settings $$settings --request $$request || exit 1; \
+	done
+
+# p50/p95 `validate` latency through the waPC host, fresh and reused instance.
+.PHONY: bench
+bench: setup policy.wasm
+	cargo bench --bench validate
+
+.PHONY: clean
+clean:
+	cargo clean
+	rm -f policy.wasm annotated-policy.wasm

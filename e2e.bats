@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# End-to-end tests with kwctl against the annotated module (`make e2e-tests`).
+# The same fixtures run in CI through the in-project wapc + wasmtime host
+# (tests/wasm_host.rs), since kwctl is not installable everywhere.
+
+run_policy() {
+  run kwctl run --request-path "test_data/requests/$2" --settings-path "test_data/settings/$1" annotated-policy.wasm
+  echo "output = ${output}"
+  [ "$status" -eq 0 ]
+}
+
+@test "accept a Namespace labelled purpose=production" {
+  run_policy require-ns-purpose-label.yaml namespace-production.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "reject a Namespace without purpose=production, naming the rule and the path" {
+  run_policy require-ns-purpose-label.yaml namespace-development.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*require-ns-purpose-label: validation error: You must have label `purpose` with value `production` set on all new namespaces. rule require-ns-purpose-label failed at path /metadata/labels/purpose/.*') -ne 0 ]
+}
+
+@test "accept in Audit mode with a warning" {
+  run_policy require-ns-purpose-label-audit.yaml namespace-development.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+  [ $(expr "$output" : '.*"warnings":\[".*failed at path /metadata/labels/purpose/.*') -ne 0 ]
+}
+
+@test "do not check a pattern on DELETE" {
+  run_policy require-ns-purpose-label.yaml namespace-delete.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "accept an update that keeps an existing violation" {
+  run_policy require-ns-purpose-label.yaml namespace-update-keeps-violation.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "reject an update that introduces a violation" {
+  run_policy require-ns-purpose-label.yaml namespace-update-introduces-violation.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+}
+
+@test "accept a compliant Pod" {
+  run_policy pod-images.yaml pod-pinned-non-root.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "list every failing rule" {
+  run_policy pod-images.yaml pod-latest-root.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*disallow-latest-tag: validation error: .* rule disallow-latest-tag failed at path /spec/containers/0/image/; require-run-as-non-root: .*') -ne 0 ]
+}
+
+@test "apply a Pod rule to a Deployment through autogen" {
+  run_policy pod-images.yaml deployment-latest.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*autogen-disallow-latest-tag: .* failed at path /spec/template/spec/containers/0/image/.*') -ne 0 ]
+}
+
+@test "apply a Pod rule to a CronJob through autogen" {
+  run_policy pod-images.yaml cronjob-latest.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*autogen-cronjob-disallow-latest-tag: .* failed at path /spec/jobTemplate/spec/template/spec/containers/0/image/.*') -ne 0 ]
+}
+
+@test "reject settings that use an unsupported rule type" {
+  run kwctl run --request-path test_data/requests/namespace-production.json \
+    --settings-json '{"rules":[{"name":"m","match":{"any":[{"resources":{"kinds":["Pod"]}}]},"mutate":{}}]}' \
+    annotated-policy.wasm
+  echo "output = ${output}"
+  [ "$status" -ne 0 ]
+  [ $(expr "$output" : '.*only validate rules.*') -ne 0 ]
+}

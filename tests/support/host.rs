@@ -1,0 +1,79 @@
+//! A waPC host built like Kubewarden's policy-server (wapc +
+//! wasmtime-provider), shared by the integration tests, the `evaluate`
+//! example and the benchmark.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context, Result};
+use serde_json::{json, Value};
+use wapc::WapcHost;
+use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+
+/// The release module `make policy.wasm` builds.
+pub fn wasm_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/wasm32-wasip1/release/kyverno_validate_policy.wasm")
+}
+
+/// The module compiled once; instances are cheap to make from it.
+pub struct PolicyModule {
+    pre: WasmtimeEngineProviderPre,
+}
+
+impl PolicyModule {
+    pub fn load(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).with_context(|| {
+            format!(
+                "reading {}: build it first with `make policy.wasm`",
+                path.display()
+            )
+        })?;
+        let pre = WasmtimeEngineProviderBuilder::new()
+            .module_bytes(&bytes)
+            .build_pre()
+            .map_err(|e| anyhow!("compiling the module: {e}"))?;
+        Ok(Self { pre })
+    }
+
+    /// A new instance, as policy-server makes for every request. Host
+    /// capabilities (cluster lookups) answer with an error: there is no
+    /// cluster behind this host.
+    pub fn instance(&self) -> Result<WapcHost> {
+        let engine = self
+            .pre
+            .rehydrate(None)
+            .map_err(|e| anyhow!("instantiating: {e}"))?;
+        WapcHost::new(
+            Box::new(engine),
+            Some(Box::new(|_id, binding, ns, op, _payload: &[u8]| {
+                Err(format!("host capability {binding}/{ns}/{op} is not available").into())
+            })),
+        )
+        .map_err(|e| anyhow!("starting the waPC host: {e}"))
+    }
+}
+
+/// Calls `function` on `host` and parses the JSON it returns.
+pub fn call(host: &WapcHost, function: &str, payload: &[u8]) -> Result<Value> {
+    let bytes = host
+        .call(function, payload)
+        .map_err(|e| anyhow!("calling `{function}`: {e}"))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("`{function}` returned no JSON"))
+}
+
+/// Reads a YAML or JSON document.
+pub fn read_document(path: &Path) -> Result<Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_yaml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// The ValidationRequest for a settings document and an AdmissionRequest
+/// (an AdmissionReview is unwrapped to its `request`).
+pub fn validation_request(settings: &Value, request: &Value) -> Vec<u8> {
+    let request = request.get("request").unwrap_or(request);
+    json!({"settings": settings, "request": request})
+        .to_string()
+        .into_bytes()
+}

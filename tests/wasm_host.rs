@@ -1,0 +1,90 @@
+//! The built module, loaded through wapc + wasmtime-provider as Kubewarden's
+//! policy-server loads it, with a fresh instance per call.
+//! Needs `make policy.wasm` first (the `test` make target does it).
+#[path = "support/fixtures.rs"]
+mod fixtures;
+#[path = "support/host.rs"]
+mod host;
+
+use serde_json::{json, Value};
+
+fn module() -> host::PolicyModule {
+    host::PolicyModule::load(&host::wasm_path())
+        .expect("the release module is built (`make policy.wasm`)")
+}
+
+#[test]
+fn fixtures_give_the_expected_verdicts_through_the_wasm_host() {
+    let module = module();
+    for case in fixtures::cases() {
+        let settings = fixtures::document(&case.settings);
+        let request = fixtures::document(&case.request);
+        let instance = module.instance().expect("instance");
+        let validity = host::call(
+            &instance,
+            "validate_settings",
+            settings.to_string().as_bytes(),
+        )
+        .expect("validate_settings");
+        assert_eq!(validity["valid"], json!(true), "{}: {validity}", case.name);
+        let fresh = module.instance().expect("instance");
+        let response = host::call(
+            &fresh,
+            "validate",
+            &host::validation_request(&settings, &request),
+        )
+        .expect("validate");
+        fixtures::assert_response(&case, &response);
+    }
+}
+
+#[test]
+fn protocol_version_is_v1() {
+    let instance = module().instance().expect("instance");
+    let bytes = instance
+        .call("protocol_version", b"")
+        .expect("protocol_version");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&bytes).expect("json"),
+        json!("v1")
+    );
+}
+
+#[test]
+fn invalid_settings_are_reported_with_paths_through_the_host() {
+    let instance = module().instance().expect("instance");
+    let settings = json!({"rules": [{"name": "a", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"pattern": {"spec": {"X()": "x"}}, "deny": {}}}], "bogus": 1});
+    let response = host::call(
+        &instance,
+        "validate_settings",
+        settings.to_string().as_bytes(),
+    )
+    .expect("call");
+    assert_eq!(response["valid"], json!(false));
+    let message = response["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("bogus: unknown field `bogus`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("rules[0].validate: has `pattern`, `deny`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn garbage_requests_are_rejected_not_trapped() {
+    let instance = module().instance().expect("instance");
+    let response = host::call(&instance, "validate", b"{not json").expect("validate answers");
+    assert_eq!(response["accepted"], json!(false));
+    let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+    let payload = format!(r#"{{"settings": {{"rules": []}}, "request": {deep}}}"#);
+    let response = host::call(
+        &module().instance().expect("instance"),
+        "validate",
+        payload.as_bytes(),
+    )
+    .expect("validate answers");
+    assert_eq!(response["accepted"], json!(false));
+}

@@ -112,12 +112,9 @@ pub fn check(raw: &str) -> Option<String> {
             if op_len > 0 && term.get(op_len..).is_some_and(|r| r.trim().is_empty()) {
                 return Some(format!("operator in `{raw}` has no value to compare with"));
             }
-            if term.starts_with("!-") {
-                return Some(format!(
-                    "invalid operator syntax in pattern `{raw}`: `!-` needs a range such as `1!-5`"
-                ));
-            }
-            if term.len() > 1 && term.ends_with("!-") {
+            // `!-x` is "not equal to -x" (e.g. `!--privileged`), but a
+            // trailing `!-` is a range missing its upper bound.
+            if term.len() > 2 && term.ends_with("!-") {
                 return Some(format!(
                     "invalid operator syntax in pattern `{raw}`: `!-` needs a range such as `1!-5`"
                 ));
@@ -334,7 +331,8 @@ mod tests {
     #[test]
     fn check_flags_broken_operators() {
         assert!(check(">=").is_some());
-        assert!(check("!-5").is_some());
+        assert!(check("!-5").is_none());
+        assert!(check("!--privileged").is_none());
         assert!(check("5!-").is_some());
         assert!(check(">= 5").is_none());
         assert!(check("1!-5").is_none());

@@ -645,3 +645,156 @@ fn go_float(f: f64) -> String {
         format!("{f}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(pattern: Value, resource: Value) -> Outcome {
+        let mut diags = Diagnostics::default();
+        let compiled = Pattern::compile(&pattern, "pattern", &mut diags);
+        assert!(diags.is_empty(), "{}", diags.summary());
+        compiled.evaluate(&resource)
+    }
+
+    fn fail(path: &str, message: &str) -> Outcome {
+        Outcome::Fail {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    fn pod(containers: Value) -> Value {
+        json!({"kind": "Pod", "spec": {"containers": containers}})
+    }
+
+    /// Kyverno's TestConditionalAnchorWithMultiplePatterns pattern.
+    fn latest_pattern() -> Value {
+        json!({"spec": {"containers": [{"name": "*", "(image)": "*:latest | !*:*", "imagePullPolicy": "!Always"}]}})
+    }
+
+    fn c(image: &str, policy: &str) -> Value {
+        json!({"name": "c", "image": image, "imagePullPolicy": policy})
+    }
+
+    #[test]
+    fn processing_rules_of_the_overlay_pattern() {
+        let cases: Vec<(&str, Value, Value, Outcome)> = vec![
+            ("missing_field_fails", json!({"metadata": {"labels": {"app": "?*"}}}), json!({"metadata": {}}),
+                fail("/metadata/labels/", "pattern and resource have different structures. Path: /metadata/labels/. Expected map[string]interface {}, found <nil>")),
+            ("undefined_fields_are_wildcards", json!({"metadata": {"name": "a"}}), json!({"metadata": {"name": "a", "x": 1}}), Outcome::Pass),
+            ("star_needs_a_present_field", json!({"spec": {"x": "*"}}), json!({"spec": {}}), fail("/spec/", "/spec//x not found")),
+            ("star_accepts_empty_string", json!({"spec": {"x": "*"}}), json!({"spec": {"x": ""}}), Outcome::Pass),
+            ("question_needs_one_char", json!({"spec": {"x": "?"}}), json!({"spec": {"x": ""}}),
+                fail("/spec/x/", "resource value '' does not match '?' at path /spec/x/")),
+            ("question_star_needs_a_value", json!({"spec": {"x": "?*"}}), json!({"spec": {}}),
+                fail("/spec/x/", "resource value '<nil>' does not match '?*' at path /spec/x/")),
+            ("null_requires_absence", json!({"spec": {"x": null}}), json!({"spec": {}}), Outcome::Pass),
+            ("null_rejects_a_value", json!({"spec": {"x": null}}), json!({"spec": {"x": "a"}}),
+                fail("/spec/x/", "resource value 'a' does not match '<nil>' at path /spec/x/")),
+            // Kyverno's docs say `""` accepts a missing field; its code (and
+            // so its verdicts) compare a missing value as no string at all.
+            ("empty_string_matches_only_an_empty_value", json!({"spec": {"x": ""}}), json!({"spec": {}}),
+                fail("/spec/x/", "resource value '<nil>' does not match '' at path /spec/x/")),
+            ("empty_string_accepts_empty_value", json!({"spec": {"x": ""}}), json!({"spec": {"x": ""}}), Outcome::Pass),
+            ("children_checked_when_parent_matches", json!({"spec": {"a": {"b": 1}}}), json!({"spec": {"a": {"b": 2}}}),
+                fail("/spec/a/b/", "resource value '2' does not match '1' at path /spec/a/b/")),
+            ("every_array_element_must_match", json!({"spec": {"containers": [{"image": "!*:latest"}]}}),
+                pod(json!([{"image": "a:1"}, {"image": "b:latest"}])),
+                fail("/spec/containers/1/image/", "resource value 'b:latest' does not match '!*:latest' at path /spec/containers/1/image/")),
+            ("scalar_pattern_over_scalar_list", json!({"spec": {"args": ["!--privileged"]}}), json!({"spec": {"args": ["a", "--privileged"]}}),
+                fail("/spec/args/", "resource value '[a --privileged]' does not match '!--privileged' at path /spec/args/")),
+            ("int_pattern_matches_numeric_string", json!({"spec": {"port": 80}}), json!({"spec": {"port": "80"}}), Outcome::Pass),
+            ("bool_pattern_rejects_string", json!({"spec": {"x": true}}), json!({"spec": {"x": "true"}}),
+                fail("/spec/x/", "resource value 'true' does not match 'true' at path /spec/x/")),
+            ("float_pattern_matches_integral_int", json!({"spec": {"x": 2.0}}), json!({"spec": {"x": 2}}), Outcome::Pass),
+            ("quantity_operator", json!({"spec": {"memory": "<=1Gi"}}), json!({"spec": {"memory": "512Mi"}}), Outcome::Pass),
+            ("wildcard_label_key", json!({"metadata": {"labels": {"app.kubernetes.io/*": "?*"}}}),
+                json!({"metadata": {"labels": {"app.kubernetes.io/name": "web"}}}), Outcome::Pass),
+            ("wildcard_label_key_without_match_fails", json!({"metadata": {"labels": {"foo/A*": "bar"}}}),
+                json!({"metadata": {"labels": {"foo/XYZ": "bar"}}}),
+                fail("/metadata/labels/foo/A*/", "resource value '<nil>' does not match 'bar' at path /metadata/labels/foo/A*/")),
+        ];
+        for (name, pattern, resource, want) in cases {
+            assert_eq!(run(pattern, resource), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn anchors_pass_fail_or_skip_as_in_kyverno() {
+        let skip_missing = Outcome::Skip(
+            "conditional anchor mismatch: conditional anchor key doesn't exist in the resource"
+                .into(),
+        );
+        let cases: Vec<(&str, Value, Value, Outcome)> = vec![
+            // Kyverno's own test table (validate_test.go).
+            ("cond_test_1_skip", latest_pattern(), pod(json!([c("nginx:1.2.3", "Always")])),
+                Outcome::Skip("conditional anchor mismatch: resource value 'nginx:1.2.3' does not match '*:latest | !*:*' at path /spec/containers/0/image/".into())),
+            ("cond_test_4_pass", latest_pattern(), pod(json!([c("nginx", "Never")])), Outcome::Pass),
+            ("cond_test_5_pass", latest_pattern(), pod(json!([c("nginx:latest", "Never")])), Outcome::Pass),
+            ("cond_test_10_one_applied_one_skipped", latest_pattern(), pod(json!([c("nginx", "Never"), c("busybox:1.28", "Always")])), Outcome::Pass),
+            ("cond_condition_holds_then_fails", latest_pattern(), pod(json!([c("nginx:latest", "Always")])),
+                fail("/spec/containers/0/imagePullPolicy/", "resource value 'Always' does not match '!Always' at path /spec/containers/0/imagePullPolicy/")),
+            ("cond_key_missing_skips", json!({"spec": {"(hostNetwork)": true, "hostPID": true}}), json!({"spec": {}}), skip_missing),
+            ("equality_absent_passes", json!({"spec": {"=(hostPID)": false}}), json!({"spec": {}}), Outcome::Pass),
+            ("equality_present_must_match", json!({"spec": {"=(hostPID)": false}}), json!({"spec": {"hostPID": true}}),
+                fail("/spec/hostPID/", "resource value 'true' does not match 'false' at path /spec/hostPID/")),
+            ("negation_present_fails", json!({"spec": {"X(hostPath)": "null"}}), json!({"spec": {"hostPath": {"path": "/"}}}),
+                fail("/spec/hostPath/", "negation anchor matched in resource: /spec/hostPath/ is not allowed")),
+            ("negation_absent_passes", json!({"spec": {"X(hostPath)": "null"}}), json!({"spec": {}}), Outcome::Pass),
+            ("existence_one_element_suffices", json!({"spec": {"^(containers)": [{"image": "nginx*"}]}}),
+                pod(json!([{"image": "busybox"}, {"image": "nginx:1"}])), Outcome::Pass),
+            ("existence_none_fails", json!({"spec": {"^(containers)": [{"image": "nginx*"}]}}),
+                pod(json!([{"image": "busybox"}])),
+                fail("/spec/containers/", "existence anchor validation failed at path /spec/containers/")),
+            ("global_mismatch_skips", json!({"spec": {"containers": [{"name": "*", "<(image)": "*:latest", "imagePullPolicy": "!Always"}]}}),
+                pod(json!([c("nginx:v1", "Always")])),
+                Outcome::Skip("global anchor mismatch: resource value 'nginx:v1' does not match '*:latest' at path /spec/containers/0/image/".into())),
+            ("global_holds_then_checks", json!({"spec": {"containers": [{"name": "*", "<(image)": "*:latest", "imagePullPolicy": "!Always"}]}}),
+                pod(json!([c("nginx:latest", "IfNotPresent")])), Outcome::Pass),
+            ("global_absent_passes", json!({"spec": {"<(runtimeClassName)": "gvisor"}}), json!({"spec": {}}), Outcome::Pass),
+            ("test_37_conditional_parent_missing_skips",
+                json!({"metadata": {"labels": {"allow-docker": "true"}}, "(spec)": {"(volumes)": [{"(hostPath)": {"path": "/var/run/docker.sock"}}]}}),
+                json!({"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}}),
+                Outcome::Skip("conditional anchor mismatch: conditional anchor mismatch: conditional anchor key doesn't exist in the resource".into())),
+            ("test_44_equality_nested_conditions",
+                json!({"spec": {"=(initContainers)": [{"(name)": "!istio-init", "=(securityContext)": {"=(runAsUser)": ">0"}}], "=(containers)": [{"=(securityContext)": {"=(runAsUser)": ">0"}}]}}),
+                json!({"spec": {"initContainers": [{"name": "nginx", "securityContext": {"runAsUser": 1000}}], "containers": [{"name": "nginx"}]}}),
+                Outcome::Pass),
+            ("missing_anchor_key_turns_failure_into_error",
+                json!({"spec": {"X(hostNetwork)": "*", "replicas": 2}}), json!({"spec": {"replicas": 3}}),
+                Outcome::Error("resource value '3' does not match '2' at path /spec/replicas/".into())),
+        ];
+        for (name, pattern, resource, want) in cases {
+            assert_eq!(run(pattern, resource), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn deep_resources_are_walked_only_as_deep_as_the_pattern() {
+        // serde_json refuses documents nested deeper than 128 levels, so this
+        // is as deep as a request can get.
+        let mut resource = json!("leaf");
+        for _ in 0..120 {
+            resource = json!({"a": resource});
+        }
+        let outcome = run(json!({"a": {"a": {"b": "x"}}}), resource);
+        assert!(matches!(outcome, Outcome::Fail { .. }), "{outcome:?}");
+    }
+
+    #[test]
+    fn too_deep_patterns_are_refused() {
+        let mut pattern = json!("x");
+        for _ in 0..(MAX_DEPTH + 2) {
+            pattern = json!({"a": pattern});
+        }
+        let mut diags = Diagnostics::default();
+        Pattern::compile(&pattern, "pattern", &mut diags);
+        assert!(
+            diags.summary().contains("nested deeper than 64 levels"),
+            "{}",
+            diags.summary()
+        );
+    }
+}

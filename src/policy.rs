@@ -190,3 +190,71 @@ fn reject_variables(value: &Value, path: &str, diags: &mut Diagnostics) {
         diags.not_supported(path, "substituting variables (`{{ }}`, `$( )`) in patterns");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod_rule(validate: Value) -> Value {
+        json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate})
+    }
+
+    /// Each case: settings, and the exact problems `validate_settings` reports.
+    #[test]
+    fn settings_problems_are_reported_with_their_paths() {
+        let cases: Vec<(&str, Value, Vec<&str>)> = vec![
+            ("valid_policy_has_no_problems", json!({"rules": [pod_rule(json!({"pattern": {"spec": {}}}))]}), vec![]),
+            ("missing_rules", json!({}), vec!["rules: is required: list the validate rules to enforce"]),
+            ("empty_rules", json!({"rules": []}), vec!["rules: must not be empty: list at least one validate rule"]),
+            ("unknown_top_level_key", json!({"rules": [pod_rule(json!({"pattern": {}}))], "bogus": true}),
+                vec!["bogus: unknown field `bogus`; expected one of admission, applyRules, autogenControllers, background, emitWarning, failurePolicy, generateExisting, generateExistingOnPolicyUpdate, mutateExistingOnPolicyUpdate, rules, schemaValidation, useServerSideApply, validationFailureAction, validationFailureActionOverrides, webhookConfiguration, webhookTimeoutSeconds"]),
+            ("bad_failure_action", json!({"validationFailureAction": "Block", "rules": [pod_rule(json!({"pattern": {}}))]}),
+                vec!["validationFailureAction: must be `Enforce` or `Audit`, not `Block`"]),
+            ("duplicate_rule_names", json!({"rules": [pod_rule(json!({"pattern": {}})), pod_rule(json!({"pattern": {}}))]}),
+                vec!["rules[1].name: duplicate rule name `r` (also used by rules[0])"]),
+            ("mutate_rule", json!({"rules": [{"name": "m", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "mutate": {}}]}),
+                vec!["rules[0].mutate: `mutate` rules are not supported: this policy enforces only validate rules"]),
+            ("no_validation_kind", json!({"rules": [pod_rule(json!({"message": "x"}))]}),
+                vec!["rules[0].validate: needs one of `pattern`, `anyPattern`, `deny`, `foreach`, `cel`, `podSecurity` or `manifests`"]),
+            ("two_validation_kinds", json!({"rules": [pod_rule(json!({"pattern": {}, "deny": {}}))]}),
+                vec!["rules[0].validate: has `pattern`, `deny`: a validate rule takes exactly one of them"]),
+            ("malformed_anchor", json!({"rules": [pod_rule(json!({"pattern": {"spec": {"=(hostPID": false}}}))]}),
+                vec!["rules[0].validate.pattern.spec.\"=(hostPID\": anchor `=(hostPID` is missing its closing `)`"]),
+            ("empty_negation_anchor", json!({"rules": [pod_rule(json!({"pattern": {"X()": "x"}}))]}),
+                vec!["rules[0].validate.pattern.\"X()\": anchor `X()` names no field"]),
+            ("add_anchor_in_validate", json!({"rules": [pod_rule(json!({"pattern": {"+(a)": "x"}}))]}),
+                vec!["rules[0].validate.pattern.\"+(a)\": unsupported anchor `+(a)`: add-if-not-present anchors belong to mutate rules"]),
+            ("existence_anchor_needs_list", json!({"rules": [pod_rule(json!({"pattern": {"^(containers)": {"a": "b"}}}))]}),
+                vec!["rules[0].validate.pattern.\"^(containers)\": existence anchor needs a list of patterns"]),
+            ("bad_operator", json!({"rules": [pod_rule(json!({"pattern": {"spec": {"replicas": ">="}}}))]}),
+                vec!["rules[0].validate.pattern.spec.replicas: operator in `>=` has no value to compare with"]),
+            ("unknown_match_key", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kind": ["Pod"]}}]}, "validate": {"pattern": {}}}]}),
+                vec!["rules[0].match.any[0].resources.kind: unknown field `kind`; expected one of annotations, kinds, name, names, namespaceSelector, namespaces, operations, selector"]),
+            ("cluster_data_in_match", json!({"rules": [{"name": "r", "match": {"any": [{"clusterRoles": ["admin"], "resources": {"kinds": ["Pod"], "namespaceSelector": {}}}]}, "validate": {"pattern": {}}}]}),
+                vec![
+                    "rules[0].match.any[0].clusterRoles: needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
+                    "rules[0].match.any[0].resources.namespaceSelector: needs the namespace's labels, which the admission request does not carry: not supported yet",
+                ]),
+            ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"deny": {}}))]}),
+                vec!["rules[0].validate.deny: `validate.deny` is not supported yet"]),
+            ("variables_in_pattern", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.name }}"}}}))]}),
+                vec!["rules[0].validate.pattern.metadata.name: substituting variables (`{{ }}`, `$( )`) in patterns is not supported yet"]),
+            ("every_problem_at_once", json!({"applyRules": "Some", "rules": [pod_rule(json!({})), {"name": "b"}]}),
+                vec![
+                    "rules[0].validate: needs one of `pattern`, `anyPattern`, `deny`, `foreach`, `cel`, `podSecurity` or `manifests`",
+                    "rules[1]: `match` is required: say which resources the rule applies to",
+                    "rules[1]: `validate` is required: this policy enforces validate rules",
+                    "applyRules: must be `All` or `One`, not `Some`",
+                ]),
+        ];
+        for (name, settings, want) in cases {
+            let got: Vec<String> = check(&settings)
+                .into_errors()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+    }
+}

@@ -276,7 +276,12 @@ const SPEC_FIELDS: &[&str] = &[
 /// Parses the settings document; every problem found is pushed to `diags`.
 /// Returns `None` only when the document is not an object at all.
 pub fn parse(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
-    let spec = Fields::open(settings, "", &[SPEC_FIELDS, VERDICT_NEUTRAL_SPEC_FIELDS], diags)?;
+    let spec = Fields::open(
+        settings,
+        "",
+        &[SPEC_FIELDS, VERDICT_NEUTRAL_SPEC_FIELDS],
+        diags,
+    )?;
     let rules = match spec.get("rules") {
         None => {
             diags.push("rules", "is required: list the validate rules to enforce");

@@ -68,7 +68,13 @@ mod tests {
     }
 
     /// name, outcomes, accepted, message, warnings
-    type Case = (&'static str, Vec<RuleOutcome>, bool, Option<&'static str>, Vec<&'static str>);
+    type Case = (
+        &'static str,
+        Vec<RuleOutcome>,
+        bool,
+        Option<&'static str>,
+        Vec<&'static str>,
+    );
 
     #[test]
     fn verdict_cases() {

@@ -354,3 +354,312 @@ fn kind_of(selector: &str) -> String {
         _ => kind,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::Diagnostics;
+    use crate::settings::parse_rule;
+    use serde_json::json;
+
+    fn request(kind: (&str, &str, &str), sub: &str, op: &str, object: Value) -> Value {
+        json!({"kind": {"group": kind.0, "version": kind.1, "kind": kind.2}, "subResource": sub,
+            "operation": op, "namespace": object["metadata"]["namespace"], "object": object,
+            "userInfo": {"username": "system:serviceaccount:ci:deployer", "groups": ["system:serviceaccounts", "devs"]}})
+    }
+
+    fn pod() -> Value {
+        request(
+            ("", "v1", "Pod"),
+            "",
+            "CREATE",
+            json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-1", "namespace": "prod", "labels": {"app": "web", "tier": "front"},
+                "annotations": {"team.io/owner": "payments"}}}),
+        )
+    }
+
+    fn applies(rule: Value, raw_request: &Value) -> bool {
+        let mut diags = Diagnostics::default();
+        let mut rule = rule;
+        rule["name"] = json!("r");
+        rule["validate"] = json!({"pattern": {}});
+        let rule = parse_rule(&rule, "rules[0]", &mut diags).expect("rule parses");
+        assert!(diags.is_empty(), "{}", diags.summary());
+        let req = AdmissionRequest::new(raw_request);
+        rule_applies(
+            &rule.match_resources,
+            rule.exclude.as_ref(),
+            &Target::new(&req),
+        )
+    }
+
+    fn any(resources: Value) -> Value {
+        json!({"match": {"any": [{"resources": resources}]}})
+    }
+
+    #[test]
+    fn resource_filters() {
+        let pod = pod();
+        let cases: Vec<(&str, Value, bool)> = vec![
+            ("plain_kind", any(json!({"kinds": ["Pod"]})), true),
+            ("other_kind", any(json!({"kinds": ["Deployment"]})), false),
+            ("version_kind", any(json!({"kinds": ["v1/Pod"]})), true),
+            (
+                "group_version_kind_mismatch",
+                any(json!({"kinds": ["apps/v1/Pod"]})),
+                false,
+            ),
+            ("wildcard_kind", any(json!({"kinds": ["*"]})), true),
+            (
+                "group_wildcard_version",
+                any(json!({"kinds": ["*/Pod"]})),
+                true,
+            ),
+            (
+                "subresource_kind_needs_subresource",
+                any(json!({"kinds": ["Pod/exec"]})),
+                false,
+            ),
+            (
+                "names_wildcard",
+                any(json!({"kinds": ["Pod"], "names": ["web-*"]})),
+                true,
+            ),
+            (
+                "names_mismatch",
+                any(json!({"kinds": ["Pod"], "names": ["db-*"]})),
+                false,
+            ),
+            (
+                "legacy_name",
+                any(json!({"kinds": ["Pod"], "name": "web-?"})),
+                true,
+            ),
+            (
+                "namespaces_wildcard",
+                any(json!({"kinds": ["Pod"], "namespaces": ["pr*"]})),
+                true,
+            ),
+            (
+                "namespaces_mismatch",
+                any(json!({"kinds": ["Pod"], "namespaces": ["dev"]})),
+                false,
+            ),
+            (
+                "operations_match",
+                any(json!({"kinds": ["Pod"], "operations": ["CREATE"]})),
+                true,
+            ),
+            (
+                "operations_mismatch",
+                any(json!({"kinds": ["Pod"], "operations": ["DELETE"]})),
+                false,
+            ),
+            (
+                "annotations_wildcards",
+                any(json!({"annotations": {"team.io/*": "pay*"}})),
+                true,
+            ),
+            (
+                "annotations_mismatch",
+                any(json!({"annotations": {"team.io/owner": "search"}})),
+                false,
+            ),
+            (
+                "selector_match_labels",
+                any(json!({"selector": {"matchLabels": {"app": "web"}}})),
+                true,
+            ),
+            (
+                "selector_wildcard_labels",
+                any(json!({"selector": {"matchLabels": {"ti*": "fr?nt"}}})),
+                true,
+            ),
+            (
+                "selector_in",
+                any(
+                    json!({"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]}}),
+                ),
+                true,
+            ),
+            (
+                "selector_not_in",
+                any(
+                    json!({"selector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}}),
+                ),
+                false,
+            ),
+            (
+                "selector_exists",
+                any(
+                    json!({"selector": {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}}),
+                ),
+                true,
+            ),
+            (
+                "selector_does_not_exist",
+                any(
+                    json!({"selector": {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}}),
+                ),
+                false,
+            ),
+            (
+                "any_needs_one",
+                json!({"match": {"any": [{"resources": {"kinds": ["Service"]}}, {"resources": {"kinds": ["Pod"]}}]}}),
+                true,
+            ),
+            (
+                "all_needs_every",
+                json!({"match": {"all": [{"resources": {"kinds": ["Pod"]}}, {"resources": {"namespaces": ["dev"]}}]}}),
+                false,
+            ),
+            (
+                "legacy_resources",
+                json!({"match": {"resources": {"kinds": ["Pod"]}}}),
+                true,
+            ),
+            (
+                "exclude_any",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": {"any": [{"resources": {"namespaces": ["prod"]}}]}}),
+                false,
+            ),
+            (
+                "exclude_all_needs_every",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": {"all": [{"resources": {"namespaces": ["prod"]}}, {"resources": {"names": ["db"]}}]}}),
+                true,
+            ),
+            (
+                "exclude_legacy",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": {"resources": {"names": ["web-1"]}}}),
+                false,
+            ),
+        ];
+        for (name, rule, want) in cases {
+            assert_eq!(applies(rule, &pod), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn subject_filters() {
+        let pod = pod();
+        let subjects = |s: Value| json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}, "subjects": [s]}]}});
+        let cases: Vec<(&str, Value, bool)> = vec![
+            (
+                "service_account",
+                subjects(json!({"kind": "ServiceAccount", "name": "deployer", "namespace": "ci"})),
+                true,
+            ),
+            (
+                "service_account_other_namespace",
+                subjects(
+                    json!({"kind": "ServiceAccount", "name": "deployer", "namespace": "prod"}),
+                ),
+                false,
+            ),
+            (
+                "group",
+                subjects(json!({"kind": "Group", "name": "devs"})),
+                true,
+            ),
+            (
+                "group_wildcard",
+                subjects(json!({"kind": "Group", "name": "system:*"})),
+                true,
+            ),
+            (
+                "user",
+                subjects(json!({"kind": "User", "name": "system:serviceaccount:ci:*"})),
+                true,
+            ),
+            (
+                "user_mismatch",
+                subjects(json!({"kind": "User", "name": "alice"})),
+                false,
+            ),
+            (
+                "exclude_by_user",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "exclude": {"any": [{"subjects": [{"kind": "Group", "name": "devs"}]}]}}),
+                false,
+            ),
+        ];
+        for (name, rule, want) in cases {
+            assert_eq!(applies(rule, &pod), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn subresources_and_namespaces() {
+        let exec = json!({"kind": {"group": "", "version": "v1", "kind": "PodExecOptions"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"}, "subResource": "exec",
+            "operation": "CONNECT", "namespace": "prod", "object": {"kind": "PodExecOptions", "command": ["sh"]}});
+        assert!(
+            applies(any(json!({"kinds": ["Pod/exec"]})), &exec),
+            "pod_exec_selector"
+        );
+        assert!(
+            applies(any(json!({"kinds": ["Pod.exec"]})), &exec),
+            "dotted_subresource"
+        );
+        assert!(
+            !applies(any(json!({"kinds": ["Pod"]})), &exec),
+            "plain_pod_skips_exec"
+        );
+        let scale = json!({"kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "resource": {"group": "apps", "version": "v1", "resource": "deployments"}, "subResource": "scale",
+            "operation": "UPDATE", "namespace": "prod", "object": {"kind": "Scale", "metadata": {"name": "web"}}});
+        assert!(
+            applies(any(json!({"kinds": ["Deployment/scale"]})), &scale),
+            "deployment_scale"
+        );
+        assert!(
+            applies(any(json!({"kinds": ["apps/v1/Deployment/scale"]})), &scale),
+            "gvk_scale"
+        );
+        let namespace = request(
+            ("", "v1", "Namespace"),
+            "",
+            "CREATE",
+            json!({"kind": "Namespace", "metadata": {"name": "team-a"}}),
+        );
+        assert!(
+            applies(
+                any(json!({"kinds": ["Namespace"], "namespaces": ["team-*"]})),
+                &namespace
+            ),
+            "a_namespace_is_matched_by_its_name"
+        );
+    }
+
+    #[test]
+    fn kind_selectors_parse_as_kyverno_does() {
+        let cases = [
+            ("Pod", ("*", "*", "Pod", "")),
+            ("v1/Pod", ("*", "v1", "Pod", "")),
+            ("apps/v1/Deployment", ("apps", "v1", "Deployment", "")),
+            ("Group/*/Kind", ("Group", "*", "Kind", "")),
+            ("Pod/exec", ("*", "*", "Pod", "exec")),
+            ("Pod.exec", ("*", "*", "Pod", "exec")),
+            ("*/*", ("*", "*", "*", "*")),
+            ("*/scale", ("*", "*", "*", "scale")),
+            ("v1/Pod/status", ("*", "v1", "Pod", "status")),
+            (
+                "networking.k8s.io/v1/Ingress",
+                ("networking.k8s.io", "v1", "Ingress", ""),
+            ),
+            (
+                "apps/v1/Deployment/scale",
+                ("apps", "v1", "Deployment", "scale"),
+            ),
+        ];
+        for (input, (g, v, k, s)) in cases {
+            let got = parse_kind_selector(input);
+            assert_eq!(got, (g.into(), v.into(), k.into(), s.into()), "{input}");
+        }
+        let kinds = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(contains_kind(&kinds(&["v1/Pod"]), "Pod"));
+        assert!(contains_kind(&kinds(&["Pod/status"]), "Pod"));
+        assert!(!contains_kind(&kinds(&["Deployment"]), "Pod"));
+    }
+}

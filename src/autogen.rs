@@ -500,10 +500,13 @@ mod tests {
         );
     }
 
+    /// name, rules, autogenControllers, request kind, rules generated
+    type Case = (&'static str, Vec<Value>, Option<&'static str>, &'static str, usize);
+
     #[test]
     fn when_autogen_applies() {
         let with = |resources: Value| json!({"name": "r", "match": {"any": [{"resources": resources}]}, "validate": {"pattern": {}}});
-        let cases: Vec<(&str, Vec<Value>, Option<&str>, &str, usize)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "pod_rule_for_deployment",
                 vec![pod_rule()],

@@ -501,7 +501,13 @@ mod tests {
     }
 
     /// name, rules, autogenControllers, request kind, rules generated
-    type Case = (&'static str, Vec<Value>, Option<&'static str>, &'static str, usize);
+    type Case = (
+        &'static str,
+        Vec<Value>,
+        Option<&'static str>,
+        &'static str,
+        usize,
+    );
 
     #[test]
     fn when_autogen_applies() {

@@ -1,6 +1,8 @@
 SOURCE_FILES := $(shell find src -type f)
 VERSION := $(shell sed -n 's,^version = "\(.*\)",\1,p' Cargo.toml | head -n1)
-WASM := target/wasm32-wasip1/release/kyverno_validate_policy.wasm
+# Honour CARGO_TARGET_DIR, as cargo does.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+WASM := $(TARGET_DIR)/wasm32-wasip1/release/kyverno_validate_policy.wasm
 # Sample requests `make run` sends (settings:request, from test_data/).
 SAMPLES := \
 	settings/require-ns-purpose-label.yaml:requests/namespace-production.json \

@@ -10,10 +10,20 @@ use serde_json::{json, Value};
 use wapc::WapcHost;
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
 
-/// The release module `make policy.wasm` builds.
+/// The release module `make policy.wasm` builds, in the target directory
+/// this test or example was built in (so `CARGO_TARGET_DIR` is honoured).
 pub fn wasm_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/wasm32-wasip1/release/kyverno_validate_policy.wasm")
+    const MODULE: &str = "wasm32-wasip1/release/kyverno_validate_policy.wasm";
+    let from_exe = std::env::current_exe().ok().and_then(|exe| {
+        exe.ancestors()
+            .map(|dir| dir.join(MODULE))
+            .find(|candidate| candidate.exists())
+    });
+    from_exe.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(MODULE)
+    })
 }
 
 /// The module compiled once; instances are cheap to make from it.

@@ -112,10 +112,15 @@ fn pattern_result(rule: &Rule, pattern: &Pattern, resource: &Value) -> (RuleStat
             format!("validation rule '{}' passed.", rule.name),
         ),
         Outcome::Skip(message) => (RuleStatus::Skip, message),
-        Outcome::Fail { path, .. } => (
-            RuleStatus::Fail,
-            failure_message(rule, &format!("failed at path {path}")),
-        ),
+        Outcome::Fail {
+            path, explanation, ..
+        } => {
+            let mut what = format!("failed at path {path}");
+            if let Some(explanation) = explanation {
+                what.push_str(&format!(" ({explanation})"));
+            }
+            (RuleStatus::Fail, failure_message(rule, &what))
+        }
         Outcome::Error(error) => (
             RuleStatus::Error,
             failure_message(rule, &format!("execution error: {error}")),

@@ -70,6 +70,11 @@ pub struct PatternError {
     /// The resource path Kyverno reports (`/spec/containers/0/image/`); empty
     /// when Kyverno reports none.
     pub path: String,
+    /// Beyond Kyverno: what was expected and what was found, in words.
+    detail: Option<String>,
+    /// The pattern keys leading to the failure, innermost first; filled in
+    /// only on the way out of a failure, so passing checks build nothing.
+    field: Vec<String>,
 }
 
 impl PatternError {
@@ -77,7 +82,45 @@ impl PatternError {
         Self {
             message,
             path: path.to_string(),
+            detail: None,
+            field: Vec::new(),
         }
+    }
+
+    fn detail(mut self, detail: String) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// The same failure under Kyverno's anchor prefix.
+    fn prefixed(mut self, prefix: &str) -> Self {
+        self.message = format!("{prefix}: {}", self.message);
+        self
+    }
+
+    fn within(mut self, segment: String) -> Self {
+        self.field.push(segment);
+        self
+    }
+
+    /// `pattern.spec.containers[*].image: expected `!*:latest`, found `nginx:latest``.
+    fn explanation(&self) -> Option<String> {
+        let detail = self.detail.as_ref()?;
+        let mut field = String::from("pattern");
+        for segment in self.field.iter().rev() {
+            if segment.starts_with('[') {
+                field.push_str(segment);
+            } else if segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                field.push('.');
+                field.push_str(segment);
+            } else {
+                field.push_str(&format!("[\"{segment}\"]"));
+            }
+        }
+        Some(format!("{field}: {detail}"))
     }
 
     /// Conditional and global anchor mismatches skip the rule. Kyverno
@@ -98,9 +141,12 @@ pub enum Outcome {
     /// A conditional or global anchor did not hold: the rule does not apply.
     Skip(String),
     /// The resource violates the pattern at `path`.
+    /// `explanation` says, beyond Kyverno, which pattern field expected what
+    /// and what was found.
     Fail {
         path: String,
         message: String,
+        explanation: Option<String>,
     },
     /// Kyverno reports no path (an anchor key missing from the resource, or
     /// a nested-array length mismatch): an error, not a plain failure.
@@ -120,11 +166,13 @@ impl Pattern {
             Ok(()) => Outcome::Pass,
             Err(e) if e.is_skip() => Outcome::Skip(e.message),
             Err(e) if e.is_negation() => Outcome::Fail {
+                explanation: e.explanation(),
                 path: e.path,
                 message: e.message,
             },
             Err(e) if anchors.keys_missing() || e.path.is_empty() => Outcome::Error(e.message),
             Err(e) => Outcome::Fail {
+                explanation: e.explanation(),
                 path: e.path,
                 message: e.message,
             },
@@ -303,7 +351,8 @@ fn validate_element<'p>(
                         "pattern and resource have different structures. Path: {path}. Expected map[string]interface {{}}, found {}",
                         go_type(resource)
                     ),
-                ));
+                )
+                .detail(format!("expected an object but {}", found(resource))));
             };
             anchors.record(map, object);
             validate_map(object, map, path, anchors)
@@ -313,7 +362,8 @@ fn validate_element<'p>(
                 return Err(PatternError::new(
                     path,
                     format!("validation rule failed at path {path}, resource does not satisfy the expected overlay pattern"),
-                ));
+                )
+                .detail(format!("expected a list but {}", found(resource))));
             };
             validate_array(list, items, path, anchors)
         }
@@ -332,7 +382,12 @@ fn validate_element<'p>(
                         go_value(resource),
                         scalar_text(scalar)
                     ),
-                ))
+                )
+                .detail(format!(
+                    "expected `{}` but {}",
+                    scalar_text(scalar),
+                    found(resource)
+                )))
             }
         }
     }
@@ -345,7 +400,7 @@ fn validate_map<'p>(
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     for entry in &pattern.entries {
-        handle_entry(resource, entry, path, anchors)?;
+        handle_entry(resource, entry, path, anchors).map_err(|e| e.within(entry.key.clone()))?;
     }
     Ok(())
 }
@@ -365,9 +420,8 @@ fn handle_entry<'p>(
     let value = resource.get(key);
     match entry.anchor {
         Some(AnchorKind::Condition) => match value {
-            Some(v) => validate_element(v, &entry.value, &current, anchors).map_err(|e| {
-                PatternError::new(&e.path, format!("{CONDITIONAL_MISMATCH}: {}", e.message))
-            }),
+            Some(v) => validate_element(v, &entry.value, &current, anchors)
+                .map_err(|e| e.prefixed(CONDITIONAL_MISMATCH)),
             None => Err(PatternError::new(
                 &current,
                 format!(
@@ -376,9 +430,8 @@ fn handle_entry<'p>(
             )),
         },
         Some(AnchorKind::Global) => match value {
-            Some(v) => validate_element(v, &entry.value, &current, anchors).map_err(|e| {
-                PatternError::new(&e.path, format!("{GLOBAL_MISMATCH}: {}", e.message))
-            }),
+            Some(v) => validate_element(v, &entry.value, &current, anchors)
+                .map_err(|e| e.prefixed(GLOBAL_MISMATCH)),
             None => Ok(()),
         },
         Some(AnchorKind::Equality) => match value {
@@ -389,7 +442,8 @@ fn handle_entry<'p>(
             Some(_) => Err(PatternError::new(
                 &current,
                 format!("{NEGATION_MATCHED}: {current} is not allowed"),
-            )),
+            )
+            .detail("the field must not be present".into())),
             None => Ok(()),
         },
         Some(AnchorKind::Existence) => match value {
@@ -410,7 +464,10 @@ fn handle_entry<'p>(
                     // `*` means present and not null; Kyverno reports the parent path.
                     return match value {
                         Some(v) if !v.is_null() => Ok(()),
-                        _ => Err(PatternError::new(path, format!("{path}/{key} not found"))),
+                        _ => Err(PatternError::new(path, format!("{path}/{key} not found"))
+                            .detail(
+                                "expected `*` (any value) but the field is missing or null".into(),
+                            )),
                     };
                 }
             }
@@ -473,7 +530,8 @@ fn validate_existence<'p>(
             return Err(PatternError::new(
                 path,
                 format!("existence anchor validation failed at path {path}"),
-            ));
+            )
+            .detail("expected at least one element to match, but none does".into()));
         }
     }
     Ok(())
@@ -498,7 +556,7 @@ fn validate_array<'p>(
                 match validate_element(element, first, &format!("{path}{i}/"), anchors) {
                     Ok(()) => applied += 1,
                     Err(e) if e.is_skip() => skips.push(e.message),
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.within("[*]".into())),
                 }
             }
             if applied == 0 && !skips.is_empty() {
@@ -506,7 +564,8 @@ fn validate_array<'p>(
             }
             Ok(())
         }
-        Pattern::Scalar(_) => validate_element(&Value::Array(list.to_vec()), first, path, anchors),
+        Pattern::Scalar(_) => validate_element(&Value::Array(list.to_vec()), first, path, anchors)
+            .map_err(|e| e.within("[*]".into())),
         Pattern::Array(_) => {
             if list.len() < patterns.len() {
                 return Err(PatternError::new(
@@ -524,7 +583,7 @@ fn validate_array<'p>(
                 match validate_element(element, pattern, &format!("{path}{i}/"), anchors) {
                     Ok(()) => applied += 1,
                     Err(e) if e.is_skip() => skips.push(e.message),
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.within(format!("[{i}]"))),
                 }
             }
             if applied == 0 && !skips.is_empty() {
@@ -583,6 +642,29 @@ fn scalar_text(scalar: &Scalar) -> String {
         Scalar::Int(i) => i.to_string(),
         Scalar::Float(f) => go_float(*f),
         Scalar::String(s) => s.raw().to_string(),
+    }
+}
+
+/// What a resource value is, in words, for explanations.
+fn found(value: &Value) -> String {
+    match value {
+        Value::Null => "the field is missing or null".into(),
+        Value::Object(_) => "found an object".into(),
+        Value::Array(_) => format!("found the list `{}`", compact(value)),
+        other => format!("found `{}`", compact(other)),
+    }
+}
+
+/// A value shown in an explanation, shortened so one message stays readable.
+fn compact(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(80).collect::<String>())
+    } else {
+        text
     }
 }
 
@@ -658,10 +740,23 @@ mod tests {
         compiled.evaluate(&resource)
     }
 
+    /// Compares the Kyverno part of a failure; explanations have their own test.
     fn fail(path: &str, message: &str) -> Outcome {
         Outcome::Fail {
             path: path.into(),
             message: message.into(),
+            explanation: None,
+        }
+    }
+
+    fn run_kyverno(pattern: Value, resource: Value) -> Outcome {
+        match run(pattern, resource) {
+            Outcome::Fail { path, message, .. } => Outcome::Fail {
+                path,
+                message,
+                explanation: None,
+            },
+            other => other,
         }
     }
 
@@ -717,7 +812,7 @@ mod tests {
                 fail("/metadata/labels/foo/A*/", "resource value '<nil>' does not match 'bar' at path /metadata/labels/foo/A*/")),
         ];
         for (name, pattern, resource, want) in cases {
-            assert_eq!(run(pattern, resource), want, "{name}");
+            assert_eq!(run_kyverno(pattern, resource), want, "{name}");
         }
     }
 
@@ -767,8 +862,48 @@ mod tests {
                 Outcome::Error("resource value '3' does not match '2' at path /spec/replicas/".into())),
         ];
         for (name, pattern, resource, want) in cases {
-            assert_eq!(run(pattern, resource), want, "{name}");
+            assert_eq!(run_kyverno(pattern, resource), want, "{name}");
         }
+    }
+
+    #[test]
+    fn failures_explain_the_pattern_field_and_the_values() {
+        let explain = |pattern: Value, resource: Value| match run(pattern, resource) {
+            Outcome::Fail { explanation, .. } => explanation,
+            other => panic!("expected a failure, got {other:?}"),
+        };
+        let cases: Vec<(&str, Value, Value, &str)> = vec![
+            ("scalar_in_list_of_maps", json!({"spec": {"containers": [{"image": "!*:latest"}]}}),
+                pod(json!([{"image": "nginx:latest"}])),
+                "pattern.spec.containers[*].image: expected `!*:latest` but found `nginx:latest`"),
+            ("missing_field", json!({"metadata": {"labels": {"app.kubernetes.io/name": "?*"}}}),
+                json!({"metadata": {"labels": {}}}),
+                "pattern.metadata.labels[\"app.kubernetes.io/name\"]: expected `?*` but the field is missing or null"),
+            ("structure", json!({"spec": {"securityContext": {"runAsNonRoot": true}}}), json!({"spec": {}}),
+                "pattern.spec.securityContext: expected an object but the field is missing or null"),
+            ("negation", json!({"spec": {"X(hostPath)": "null"}}), json!({"spec": {"hostPath": {}}}),
+                "pattern.spec.hostPath: the field must not be present"),
+            ("star", json!({"spec": {"x": "*"}}), json!({"spec": {}}),
+                "pattern.spec.x: expected `*` (any value) but the field is missing or null"),
+        ];
+        for (name, pattern, resource, want) in cases {
+            assert_eq!(explain(pattern, resource).as_deref(), Some(want), "{name}");
+        }
+    }
+
+    #[test]
+    fn null_pattern_accepts_an_empty_list() {
+        // Kyverno checks a scalar pattern against every element of a list,
+        // so an empty list passes even a `null` pattern. Its unit test of
+        // `validateNilPattern` alone (value-pattern harness) says otherwise;
+        // the engine's end-to-end verdict is what we reproduce.
+        assert_eq!(
+            run(
+                json!({"data": {"value": null}}),
+                json!({"data": {"value": []}})
+            ),
+            Outcome::Pass
+        );
     }
 
     #[test]

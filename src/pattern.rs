@@ -365,7 +365,7 @@ fn validate_element<'p>(
                 )
                 .detail(format!("expected a list but {}", found(resource))));
             };
-            validate_array(list, items, path, anchors)
+            validate_array(resource, list, items, path, anchors)
         }
         Pattern::Scalar(scalar) => {
             let ok = match resource {
@@ -538,6 +538,7 @@ fn validate_existence<'p>(
 }
 
 fn validate_array<'p>(
+    resource: &Value,
     list: &[Value],
     patterns: &'p [Pattern],
     path: &str,
@@ -547,25 +548,16 @@ fn validate_array<'p>(
         return Err(PatternError::new(path, "pattern Array empty".into()));
     };
     match first {
-        // Every element is checked against the first pattern map; elements
-        // a conditional anchor skips are ignored, unless all are skipped.
-        Pattern::Map(_) => {
-            let mut applied = 0;
-            let mut skips = Vec::new();
-            for (i, element) in list.iter().enumerate() {
-                match validate_element(element, first, &format!("{path}{i}/"), anchors) {
-                    Ok(()) => applied += 1,
-                    Err(e) if e.is_skip() => skips.push(e.message),
-                    Err(e) => return Err(e.within("[*]".into())),
-                }
-            }
-            if applied == 0 && !skips.is_empty() {
-                return Err(PatternError::new(path, skips.join("; ")));
-            }
-            Ok(())
+        // Every element is checked against the first pattern map.
+        Pattern::Map(_) => validate_elements(
+            list.iter().map(|element| (element, first)),
+            path,
+            anchors,
+            |_| "[*]".into(),
+        ),
+        Pattern::Scalar(_) => {
+            validate_element(resource, first, path, anchors).map_err(|e| e.within("[*]".into()))
         }
-        Pattern::Scalar(_) => validate_element(&Value::Array(list.to_vec()), first, path, anchors)
-            .map_err(|e| e.within("[*]".into())),
         Pattern::Array(_) => {
             if list.len() < patterns.len() {
                 return Err(PatternError::new(
@@ -577,21 +569,34 @@ fn validate_array<'p>(
                     ),
                 ));
             }
-            let mut applied = 0;
-            let mut skips = Vec::new();
-            for (i, (element, pattern)) in list.iter().zip(patterns).enumerate() {
-                match validate_element(element, pattern, &format!("{path}{i}/"), anchors) {
-                    Ok(()) => applied += 1,
-                    Err(e) if e.is_skip() => skips.push(e.message),
-                    Err(e) => return Err(e.within(format!("[{i}]"))),
-                }
-            }
-            if applied == 0 && !skips.is_empty() {
-                return Err(PatternError::new(path, skips.join("; ")));
-            }
-            Ok(())
+            validate_elements(list.iter().zip(patterns), path, anchors, |i| {
+                format!("[{i}]")
+            })
         }
     }
+}
+
+/// Checks list elements against their patterns: elements a conditional or
+/// global anchor skips are ignored, unless every element is skipped.
+fn validate_elements<'v, 'p>(
+    pairs: impl Iterator<Item = (&'v Value, &'p Pattern)>,
+    path: &str,
+    anchors: &mut AnchorPresence<'p>,
+    segment: impl Fn(usize) -> String,
+) -> Check {
+    let mut applied = 0;
+    let mut skips = Vec::new();
+    for (i, (element, pattern)) in pairs.enumerate() {
+        match validate_element(element, pattern, &format!("{path}{i}/"), anchors) {
+            Ok(()) => applied += 1,
+            Err(e) if e.is_skip() => skips.push(e.message),
+            Err(e) => return Err(e.within(segment(i))),
+        }
+    }
+    if applied == 0 && !skips.is_empty() {
+        return Err(PatternError::new(path, skips.join("; ")));
+    }
+    Ok(())
 }
 
 /// Kyverno's `pattern.Validate` for a leaf value.

@@ -16,9 +16,13 @@
 pub mod admission;
 pub mod anchor;
 pub mod autogen;
+pub mod conditions;
+pub mod context;
 pub mod diagnostics;
 pub mod duration;
 pub mod engine;
+pub mod images;
+pub mod jmespath;
 pub mod matching;
 pub mod operator;
 pub mod pattern;
@@ -26,6 +30,7 @@ pub mod policy;
 pub mod quantity;
 pub mod request;
 pub mod settings;
+pub mod variables;
 pub mod verdict;
 pub mod wildcard;
 

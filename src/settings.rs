@@ -699,7 +699,7 @@ fn parse_deny(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Deny
     })
 }
 
-fn parse_conditions(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Conditions> {
+pub fn parse_conditions(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Conditions> {
     if let Some(items) = value.as_array() {
         let list = items
             .iter()

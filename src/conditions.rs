@@ -1,0 +1,278 @@
+//! `preconditions` and `deny.conditions`: `any`/`all` blocks or the legacy
+//! list, each condition's key and value substituted when it is evaluated
+//! (lazily, so a short-circuit also skips a later variable's error), then
+//! compared by Kyverno's operators (`operators` module).
+
+use crate::context::Context;
+use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::settings::{Condition, Conditions};
+use crate::variables::{Document, VarError};
+
+pub use operators::Operator;
+
+/// Why a condition could not be evaluated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConditionError {
+    #[error("failed to substitute variables in condition key: {0}")]
+    Key(VarError),
+    #[error("failed to substitute variables in condition value: {0}")]
+    Value(VarError),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledCondition {
+    key: Document,
+    operator: Operator,
+    value: Document,
+    message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompiledConditions {
+    Blocks {
+        any: Option<Vec<CompiledCondition>>,
+        all: Vec<CompiledCondition>,
+    },
+    Legacy(Vec<CompiledCondition>),
+}
+
+impl CompiledCondition {
+    fn compile(c: &Condition, path: &str, delete: bool, diags: &mut Diagnostics) -> Option<Self> {
+        let operator = Operator::parse(&c.operator);
+        if operator.is_none() {
+            diags.push(
+                &key_path(path, "operator"),
+                format!(
+                    "unknown operator `{}`; expected one of {}",
+                    c.operator,
+                    operators::NAMES.join(", ")
+                ),
+            );
+        }
+        let key = Document::compile(&c.key, "", delete);
+        let value = Document::compile(&c.value, "", delete);
+        for (field, doc) in [("key", &key), ("value", &value)] {
+            for (variable, error) in doc.problems() {
+                diags.push(
+                    &key_path(path, field),
+                    format!("variable `{{{{{variable}}}}}`: {error}"),
+                );
+            }
+        }
+        Some(Self {
+            key,
+            operator: operator?,
+            value,
+            message: c.message.clone().unwrap_or_default(),
+        })
+    }
+
+    /// Substitutes and compares; the message is the condition's own.
+    fn evaluate(&self, ctx: &Context) -> Result<bool, ConditionError> {
+        let key = self.key.render(ctx).map_err(ConditionError::Key)?;
+        let value = self.value.render(ctx).map_err(ConditionError::Value)?;
+        Ok(self.operator.evaluate(&key, &value))
+    }
+}
+
+fn compile_list(
+    list: &[Condition],
+    path: &str,
+    delete: bool,
+    diags: &mut Diagnostics,
+) -> Vec<CompiledCondition> {
+    list.iter()
+        .enumerate()
+        .filter_map(|(i, c)| CompiledCondition::compile(c, &index_path(path, i), delete, diags))
+        .collect()
+}
+
+impl CompiledConditions {
+    /// Compiles conditions found at `path`; problems go to `diags`.
+    pub fn compile(
+        conditions: &Conditions,
+        path: &str,
+        delete: bool,
+        diags: &mut Diagnostics,
+    ) -> Self {
+        match conditions {
+            Conditions::Legacy(list) => Self::Legacy(compile_list(list, path, delete, diags)),
+            Conditions::Blocks { any, all } => Self::Blocks {
+                any: any
+                    .as_ref()
+                    .map(|l| compile_list(l, &key_path(path, "any"), delete, diags)),
+                all: all
+                    .as_ref()
+                    .map(|l| compile_list(l, &key_path(path, "all"), delete, diags))
+                    .unwrap_or_default(),
+            },
+        }
+    }
+
+    /// Kyverno's `EvaluateConditions`: the result, and the messages of the
+    /// conditions that decided it (`"; "`-joined, empty ones left out).
+    pub fn evaluate(&self, ctx: &Context) -> Result<(bool, String), ConditionError> {
+        match self {
+            Self::Legacy(list) => {
+                let mut trues = Vec::new();
+                for c in list {
+                    if !c.evaluate(ctx)? {
+                        return Ok((false, c.message.clone()));
+                    }
+                    trues.push(c.message.as_str());
+                }
+                Ok((true, join_non_empty(&trues, ";")))
+            }
+            Self::Blocks { any, all } => {
+                let mut trues = Vec::new();
+                let mut falses = Vec::new();
+                let mut any_result = true;
+                if let Some(any) = any {
+                    any_result = false;
+                    for c in any {
+                        if c.evaluate(ctx)? {
+                            any_result = true;
+                            trues.push(c.message.as_str());
+                            break;
+                        }
+                        falses.push(c.message.as_str());
+                    }
+                }
+                let mut all_result = true;
+                for c in all {
+                    if c.evaluate(ctx)? {
+                        trues.push(c.message.as_str());
+                    } else {
+                        all_result = false;
+                        falses.push(c.message.as_str());
+                        break;
+                    }
+                }
+                if any_result && all_result {
+                    Ok((true, join_non_empty(&trues, "; ")))
+                } else {
+                    Ok((false, join_non_empty(&falses, "; ")))
+                }
+            }
+        }
+    }
+}
+
+pub fn join_non_empty(parts: &[&str], separator: &str) -> String {
+    parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
+pub mod operators;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn conditions(value: Value) -> CompiledConditions {
+        let mut diags = Diagnostics::default();
+        let parsed = crate::settings::parse_conditions(&value, "c", &mut diags).unwrap();
+        let compiled = CompiledConditions::compile(&parsed, "c", false, &mut diags);
+        assert!(diags.is_empty(), "{}", diags.summary());
+        compiled
+    }
+
+    #[test]
+    fn blocks_combine_as_kyverno_does() {
+        let ctx = Context::from_value(json!({"a": "x", "n": 3}));
+        let t = |m: &str| json!({"key": "{{a}}", "operator": "Equals", "value": "x", "message": m});
+        let f = |m: &str| json!({"key": "{{a}}", "operator": "Equals", "value": "y", "message": m});
+        let cases = [
+            (
+                "any_first_true_stops",
+                json!({"any": [f("f1"), t("t1"), t("t2")]}),
+                (true, "t1"),
+            ),
+            (
+                "any_all_false",
+                json!({"any": [f("f1"), f("f2")]}),
+                (false, "f1; f2"),
+            ),
+            (
+                "all_true",
+                json!({"all": [t("t1"), t("t2")]}),
+                (true, "t1; t2"),
+            ),
+            (
+                "all_first_false_stops",
+                json!({"all": [t("t1"), f("f1"), f("f2")]}),
+                (false, "f1"),
+            ),
+            (
+                "any_and_all_both_needed",
+                json!({"any": [t("t1")], "all": [f("f1")]}),
+                (false, "f1"),
+            ),
+            ("empty_any_is_false", json!({"any": []}), (false, "")),
+            ("nothing_is_true", json!({}), (true, "")),
+            ("legacy_list", json!([t("t1"), t("t2")]), (true, "t1;t2")),
+            (
+                "legacy_first_false",
+                json!([t("t1"), f("f1")]),
+                (false, "f1"),
+            ),
+        ];
+        for (name, value, (result, message)) in cases {
+            let got = conditions(value).evaluate(&ctx).unwrap();
+            assert_eq!(got, (result, message.to_string()), "{name}");
+        }
+    }
+
+    #[test]
+    fn substitution_errors_name_the_variable() {
+        let ctx = Context::from_value(json!({"request": {"object": {}}}));
+        let c = conditions(
+            json!({"all": [{"key": "{{ request.object.missing }}", "operator": "Equals", "value": "x"}]}),
+        );
+        assert_eq!(
+            c.evaluate(&ctx).unwrap_err().to_string(),
+            "failed to substitute variables in condition key: failed to resolve request.object.missing at path : JMESPath query failed: Unknown key \"missing\" in path"
+        );
+    }
+
+    #[test]
+    fn short_circuit_skips_later_errors() {
+        let ctx = Context::from_value(json!({"a": "x"}));
+        let c = conditions(json!({"any": [
+            {"key": "{{a}}", "operator": "Equals", "value": "x"},
+            {"key": "{{missing}}", "operator": "Equals", "value": "x"}
+        ]}));
+        assert_eq!(c.evaluate(&ctx).unwrap(), (true, String::new()));
+    }
+
+    #[test]
+    fn bad_operators_and_expressions_are_settings_problems() {
+        let mut diags = Diagnostics::default();
+        let parsed = crate::settings::parse_conditions(
+            &json!({"all": [{"key": "{{ a.[ }}", "operator": "equals", "value": "x"}]}),
+            "deny.conditions",
+            &mut diags,
+        )
+        .unwrap();
+        CompiledConditions::compile(&parsed, "deny.conditions", false, &mut diags);
+        let got: Vec<String> = diags
+            .into_errors()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(
+            got[0].starts_with("deny.conditions.all[0].operator: unknown operator `equals`"),
+            "{got:?}"
+        );
+        assert!(
+            got[1].starts_with("deny.conditions.all[0].key: variable `{{a.[}}`: SyntaxError"),
+            "{got:?}"
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! Kyverno's JSON context: the document `{{ }}` variables and JMESPath
+//! queries read. `request` is the AdmissionRequest as the API server sent
+//! it; `serviceAccountName`, `serviceAccountNamespace` and `images` are
+//! derived from it; rules add their `context` entries and foreach its
+//! `element`s on top, and take them away again afterwards.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::images;
+use crate::jmespath::{CompileError, Query, SearchError};
+use crate::request::AdmissionRequest;
+
+/// Why a query of the context failed, worded as Kyverno's `Query` does.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum QueryError {
+    #[error("invalid query (nil)")]
+    Empty,
+    #[error("incorrect query {query}: {error}")]
+    Compile { query: String, error: CompileError },
+    #[error("JMESPath query failed: {0}")]
+    Search(SearchError),
+}
+
+#[derive(Debug, Clone)]
+pub struct Context {
+    root: Value,
+    delete: bool,
+}
+
+impl Context {
+    /// The context Kyverno builds for an admission request. An image that
+    /// does not parse is an error, as it is in Kyverno.
+    pub fn new(request: &AdmissionRequest<'_>) -> Result<Self, String> {
+        let mut req = match request.raw() {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        // Kyverno always has both keys: `null` when the request has no such object.
+        for key in ["object", "oldObject"] {
+            req.entry(key.to_string()).or_insert(Value::Null);
+        }
+        let (sa_name, sa_namespace) = service_account(request.username());
+        let mut root = Map::new();
+        let images = if request.operation() == "DELETE" {
+            None
+        } else {
+            images::images_of(request.object()).map_err(|e| {
+                format!("failed to add image information to the policy rule context: {e}")
+            })?
+        };
+        root.insert("request".into(), Value::Object(req));
+        root.insert("serviceAccountName".into(), Value::String(sa_name));
+        root.insert(
+            "serviceAccountNamespace".into(),
+            Value::String(sa_namespace),
+        );
+        if let Some(images) = images {
+            root.insert("images".into(), images);
+        }
+        Ok(Self {
+            root: Value::Object(root),
+            delete: request.operation() == "DELETE",
+        })
+    }
+
+    /// A context over a plain document (tests, `variable.value` + `jmesPath`).
+    pub fn from_value(root: Value) -> Self {
+        Self {
+            root,
+            delete: false,
+        }
+    }
+
+    /// Whether the request deletes: variables then read `request.oldObject`
+    /// where they say `request.object`.
+    pub fn is_delete(&self) -> bool {
+        self.delete
+    }
+
+    pub fn root(&self) -> &Value {
+        &self.root
+    }
+
+    /// Runs a compiled query against the whole context.
+    pub fn search<'a>(&'a self, query: &'a Query) -> Result<Cow<'a, Value>, QueryError> {
+        query.search(&self.root).map_err(QueryError::Search)
+    }
+
+    /// Compiles and runs `text`, for expressions known only at run time.
+    pub fn query(&self, text: &str) -> Result<Value, QueryError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(QueryError::Empty);
+        }
+        let query = Query::compile(text).map_err(|error| QueryError::Compile {
+            query: text.to_string(),
+            error,
+        })?;
+        self.search(&query).map(Cow::into_owned)
+    }
+
+    /// Sets a top-level entry, returning what it replaces so that the caller
+    /// can put it back with [`Context::restore`].
+    pub fn set(&mut self, name: &str, value: Value) -> Option<Value> {
+        match &mut self.root {
+            Value::Object(map) => map.insert(name.to_string(), value),
+            _ => None,
+        }
+    }
+
+    /// Undoes [`Context::set`].
+    pub fn restore(&mut self, name: &str, previous: Option<Value>) {
+        if let Value::Object(map) = &mut self.root {
+            match previous {
+                Some(v) => {
+                    map.insert(name.to_string(), v);
+                }
+                None => {
+                    map.shift_remove(name);
+                }
+            }
+        }
+    }
+
+    /// Replaces `request.object` (Kyverno re-validates the old object of
+    /// an UPDATE this way); returns the previous value.
+    pub fn swap_object(&mut self, object: Value) -> Value {
+        match self
+            .root
+            .get_mut("request")
+            .and_then(|r| r.get_mut("object"))
+        {
+            Some(slot) => std::mem::replace(slot, object),
+            None => Value::Null,
+        }
+    }
+}
+
+/// `system:serviceaccount:NS:NAME` → (NAME, NS); anything else → empty.
+/// Like Kyverno, only the prefix's length is checked, not its text.
+fn service_account(username: &str) -> (String, String) {
+    const PREFIX: &str = "system:serviceaccount:";
+    let rest = if username.len() <= PREFIX.len() {
+        ""
+    } else {
+        username.get(PREFIX.len()..).unwrap_or("")
+    };
+    let parts: Vec<&str> = rest.split(':').collect();
+    match (parts.first(), parts.get(1)) {
+        (Some(ns), Some(name)) => (name.to_string(), ns.to_string()),
+        _ => (String::new(), String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn service_account_comes_from_the_username() {
+        let cases = [
+            (
+                "service_account",
+                "system:serviceaccount:kube-system:replicaset-controller",
+                ("replicaset-controller", "kube-system"),
+            ),
+            ("user", "alice", ("", "")),
+            ("prefix_only", "system:serviceaccount:", ("", "")),
+            ("no_name", "system:serviceaccount:ns", ("", "")),
+        ];
+        for (name, username, (sa, ns)) in cases {
+            assert_eq!(
+                service_account(username),
+                (sa.to_string(), ns.to_string()),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn context_holds_the_request_and_derived_variables() {
+        let raw = json!({
+            "operation": "CREATE",
+            "userInfo": {"username": "system:serviceaccount:ns1:builder"},
+            "object": {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+        });
+        let ctx = Context::new(&AdmissionRequest::new(&raw)).unwrap();
+        assert_eq!(
+            ctx.query("request.object.metadata.name").unwrap(),
+            json!("p")
+        );
+        assert_eq!(ctx.query("request.oldObject").unwrap(), json!(null));
+        assert_eq!(ctx.query("serviceAccountName").unwrap(), json!("builder"));
+        assert_eq!(ctx.query("serviceAccountNamespace").unwrap(), json!("ns1"));
+        assert_eq!(
+            ctx.query("images.containers.c.reference").unwrap(),
+            json!("docker.io/nginx:latest")
+        );
+        assert_eq!(
+            ctx.query("  ").unwrap_err().to_string(),
+            "invalid query (nil)"
+        );
+        assert_eq!(
+            ctx.query("request.object.metadata.labels")
+                .unwrap_err()
+                .to_string(),
+            "JMESPath query failed: Unknown key \"labels\" in path"
+        );
+    }
+
+    #[test]
+    fn entries_are_set_and_restored() {
+        let mut ctx = Context::from_value(json!({"a": 1}));
+        let previous = ctx.set("a", json!(2));
+        let added = ctx.set("b", json!(3));
+        assert_eq!(ctx.query("[a, b]").unwrap(), json!([2, 3]));
+        ctx.restore("b", added);
+        ctx.restore("a", previous);
+        assert_eq!(ctx.root(), &json!({"a": 1}));
+    }
+}

@@ -1,0 +1,300 @@
+//! Container image references, parsed as Kyverno's `GetImageInfo` does
+//! (docker/distribution's grammar, `docker.io` and `latest` by default),
+//! and the `images` variable built from a resource's containers.
+
+use serde_json::{Map, Value};
+
+const DEFAULT_REGISTRY: &str = "docker.io";
+
+/// One parsed image reference.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageInfo {
+    pub registry: String,
+    pub name: String,
+    pub path: String,
+    pub tag: String,
+    pub digest: String,
+}
+
+impl ImageInfo {
+    /// Parses `image`; the error text is Kyverno's `bad image` reason.
+    pub fn parse(image: &str) -> Result<Self, String> {
+        let full = with_default_registry(image);
+        let bad = |why: &str| {
+            format!("bad image: {full}, defaultRegistry: {DEFAULT_REGISTRY}, enableDefaultRegistryMutation: true: {why}")
+        };
+        let (rest, digest) = match full.split_once('@') {
+            Some((rest, digest)) => {
+                if !valid_digest(digest) {
+                    return Err(bad("invalid reference format"));
+                }
+                (rest, digest.to_string())
+            }
+            None => (full.as_str(), String::new()),
+        };
+        // A tag follows the last `:` after the last `/`.
+        let last_slash = rest.rfind('/').unwrap_or(0);
+        let (name, tag) = match rest.rfind(':') {
+            Some(i) if i > last_slash => (
+                rest.get(..i).unwrap_or_default(),
+                rest.get(i + 1..).unwrap_or_default().to_string(),
+            ),
+            _ => (rest, String::new()),
+        };
+        if !tag.is_empty() && !valid_tag(&tag) || rest.ends_with(':') {
+            return Err(bad("invalid reference format"));
+        }
+        let (registry, path) = name.split_once('/').unwrap_or(("", name));
+        if path.is_empty() || !path.split('/').all(valid_path_component) {
+            let why = if path.chars().any(|c| c.is_ascii_uppercase()) {
+                "repository name must be lowercase"
+            } else {
+                "invalid reference format"
+            };
+            return Err(bad(why));
+        }
+        if name.len() > 255 {
+            return Err(bad("repository name must not be more than 255 characters"));
+        }
+        let tag = if tag.is_empty() && digest.is_empty() {
+            "latest".to_string()
+        } else {
+            tag
+        };
+        Ok(Self {
+            registry: registry.to_string(),
+            name: path.rsplit('/').next().unwrap_or(path).to_string(),
+            path: path.to_string(),
+            tag,
+            digest,
+        })
+    }
+
+    /// `registry/path:tag`, or `registry/path@digest` when there is a digest.
+    pub fn reference(&self) -> String {
+        let image = if self.registry.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}/{}", self.registry, self.path)
+        };
+        if self.digest.is_empty() {
+            format!("{image}:{}", self.tag)
+        } else {
+            format!("{image}@{}", self.digest)
+        }
+    }
+
+    /// The JSON Kyverno stores for the image (empty fields omitted).
+    pub fn to_value(&self, pointer: &str) -> Value {
+        let mut map = Map::new();
+        let mut put = |k: &str, v: &str, omit_empty: bool| {
+            if !(omit_empty && v.is_empty()) {
+                map.insert(k.to_string(), Value::String(v.to_string()));
+            }
+        };
+        put("registry", &self.registry, true);
+        put("name", &self.name, false);
+        put("path", &self.path, false);
+        put("tag", &self.tag, true);
+        put("digest", &self.digest, true);
+        put("reference", &self.reference(), true);
+        let with_tag = format!("{}/{}:{}", self.registry, self.path, self.tag);
+        put("referenceWithTag", &with_tag, true);
+        put("jsonPointer", pointer, false);
+        Value::Object(map)
+    }
+}
+
+/// Kyverno's `addDefaultRegistry`: a first component is a registry when it
+/// has a `.` or `:`, is `localhost`, or has upper-case letters.
+fn with_default_registry(image: &str) -> String {
+    match image.split_once('/') {
+        Some((first, _))
+            if first.contains(['.', ':'])
+                || first == "localhost"
+                || first.to_lowercase() != first =>
+        {
+            image.to_string()
+        }
+        _ => format!("{DEFAULT_REGISTRY}/{image}"),
+    }
+}
+
+/// `[a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*`
+fn valid_path_component(c: &str) -> bool {
+    let bytes = c.as_bytes();
+    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    if bytes.is_empty() || !bytes.first().copied().is_some_and(alnum) {
+        return false;
+    }
+    if !bytes.last().copied().is_some_and(alnum) {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes.get(i).copied().unwrap_or(0);
+        if alnum(b) {
+            i += 1;
+            continue;
+        }
+        // A separator run: `.`, `_`, `__` or any number of `-`.
+        let start = i;
+        while i < bytes.len() && !bytes.get(i).copied().is_some_and(alnum) {
+            i += 1;
+        }
+        let sep = c.get(start..i).unwrap_or_default();
+        if !(sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|b| b == b'-')) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `[\w][\w.-]{0,127}`
+fn valid_tag(tag: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    tag.len() <= 128
+        && tag.chars().next().is_some_and(word)
+        && tag.chars().all(|c| word(c) || c == '.' || c == '-')
+}
+
+fn valid_digest(digest: &str) -> bool {
+    let Some((algorithm, hex)) = digest.split_once(':') else {
+        return false;
+    };
+    !algorithm.is_empty()
+        && algorithm
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+._-".contains(c))
+        && hex.len() >= 32
+        && hex.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Where a kind keeps its pod spec, for the kinds Kyverno extracts images from.
+fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "Pod" => &["spec"],
+        "DaemonSet"
+        | "Deployment"
+        | "ReplicaSet"
+        | "ReplicationController"
+        | "StatefulSet"
+        | "Job" => &["spec", "template", "spec"],
+        "CronJob" => &["spec", "jobTemplate", "spec", "template", "spec"],
+        _ => return None,
+    })
+}
+
+/// Kyverno's `images` variable for `resource`: container groups → container
+/// name → image info. `Ok(None)` when the kind has no containers or no
+/// images; an unparsable image is an error, as in Kyverno.
+pub fn images_of(resource: &Value) -> Result<Option<Value>, String> {
+    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+    let Some(path) = pod_spec_path(kind) else {
+        return Ok(None);
+    };
+    let mut spec = resource;
+    for key in path {
+        match spec.get(key) {
+            Some(next) => spec = next,
+            None => return Ok(None),
+        }
+    }
+    let mut groups = Map::new();
+    for group in ["initContainers", "containers", "ephemeralContainers"] {
+        let Some(containers) = spec.get(group).and_then(Value::as_array) else {
+            continue;
+        };
+        let mut infos = Map::new();
+        for (i, container) in containers.iter().enumerate() {
+            let image = container.get("image").and_then(Value::as_str).unwrap_or("");
+            if image.trim().is_empty() {
+                continue;
+            }
+            let name = container.get("name").and_then(Value::as_str).unwrap_or("");
+            let info =
+                ImageInfo::parse(image).map_err(|e| format!("invalid image '{image}' ({e})"))?;
+            let pointer = format!("/{}/{group}/{i}/image", path.join("/"));
+            infos.insert(name.to_string(), info.to_value(&pointer));
+        }
+        if !infos.is_empty() {
+            groups.insert(group.to_string(), Value::Object(infos));
+        }
+    }
+    Ok((!groups.is_empty()).then_some(Value::Object(groups)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn references_parse_as_kyverno_does() {
+        // (image, registry, path, tag, digest, reference)
+        let cases = [
+            ("nginx", "docker.io", "nginx", "latest", "", "docker.io/nginx:latest"),
+            ("nginx:v10.3", "docker.io", "nginx", "v10.3", "", "docker.io/nginx:v10.3"),
+            ("docker.io/test/nginx:v10.3", "docker.io", "test/nginx", "v10.3", "", "docker.io/test/nginx:v10.3"),
+            ("test/nginx", "docker.io", "test/nginx", "latest", "", "docker.io/test/nginx:latest"),
+            ("localhost:4443/test/nginx", "localhost:4443", "test/nginx", "latest", "", "localhost:4443/test/nginx:latest"),
+            (
+                "docker.io/test/centos@sha256:dead07b4d8ed7e29e98de0f4504d87e8880d4347859d839686a31da35a3b532f",
+                "docker.io", "test/centos", "", "sha256:dead07b4d8ed7e29e98de0f4504d87e8880d4347859d839686a31da35a3b532f",
+                "docker.io/test/centos@sha256:dead07b4d8ed7e29e98de0f4504d87e8880d4347859d839686a31da35a3b532f",
+            ),
+            ("ghcr.io/org/app:1.2.3", "ghcr.io", "org/app", "1.2.3", "", "ghcr.io/org/app:1.2.3"),
+        ];
+        for (image, registry, path, tag, digest, reference) in cases {
+            let info = ImageInfo::parse(image).unwrap_or_else(|e| panic!("{image}: {e}"));
+            assert_eq!(
+                (
+                    info.registry.as_str(),
+                    info.path.as_str(),
+                    info.tag.as_str(),
+                    info.digest.as_str()
+                ),
+                (registry, path, tag, digest),
+                "{image}"
+            );
+            assert_eq!(info.reference(), reference, "{image}");
+        }
+    }
+
+    #[test]
+    fn malformed_references_are_errors() {
+        for image in [
+            "++",
+            "nginx:",
+            "Docker/Nginx",
+            "repo/UPPER:tag",
+            "nginx@sha256:short",
+        ] {
+            assert!(ImageInfo::parse(image).is_err(), "{image}");
+        }
+    }
+
+    #[test]
+    fn images_variable_groups_containers_by_name() {
+        let pod = json!({"kind": "Pod", "spec": {
+            "initContainers": [{"name": "init", "image": "busybox"}],
+            "containers": [{"name": "app", "image": "ghcr.io/org/app:1.0"}, {"name": "noimage"}]
+        }});
+        let images = images_of(&pod).unwrap().unwrap();
+        assert_eq!(images["containers"]["app"]["registry"], "ghcr.io");
+        assert_eq!(
+            images["containers"]["app"]["jsonPointer"],
+            "/spec/containers/0/image"
+        );
+        assert_eq!(images["initContainers"]["init"]["tag"], "latest");
+        assert!(images["containers"].get("noimage").is_none());
+        assert!(images_of(&json!({"kind": "ConfigMap"})).unwrap().is_none());
+        let deployment = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx@sha256:dead07b4d8ed7e29e98de0f4504d87e8880d4347859d839686a31da35a3b532f"}]}}}});
+        let images = images_of(&deployment).unwrap().unwrap();
+        assert!(images["containers"]["c"].get("tag").is_none());
+        assert_eq!(
+            images["containers"]["c"]["jsonPointer"],
+            "/spec/template/spec/containers/0/image"
+        );
+    }
+}

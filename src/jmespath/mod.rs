@@ -1,0 +1,592 @@
+//! JMESPath as Kyverno runs it: the `jmespath` crate parses, this module
+//! compiles the syntax tree once (functions resolved, arity checked) and
+//! interprets it with the departures of Kyverno's go-jmespath fork:
+//! - a field missing from an existing object is an error
+//!   (`Unknown key "x" in path`), which `||`, comparisons, function
+//!   arguments, pipes, projections and multi-selects turn into `null`;
+//! - Kyverno's functions (`kyverno` module) extend and override the
+//!   standard ones (`functions` module).
+
+mod functions;
+pub mod go;
+pub mod types;
+// TEMPORARY-KYVERNO-START
+pub mod kyverno {
+    use super::types::Signature;
+    use serde_json::Value;
+    #[derive(Debug)]
+    pub struct FunctionError {
+        pub message: String,
+    }
+    pub fn signature(_name: &str) -> Option<&'static Signature> {
+        None
+    }
+    pub fn call(name: &str, _args: &[Value]) -> Result<Value, FunctionError> {
+        Err(FunctionError {
+            message: name.into(),
+        })
+    }
+}
+// TEMPORARY-KYVERNO-END
+
+use std::borrow::Cow;
+
+use jmespath::ast::{Ast, Comparator};
+use serde_json::{Map, Value};
+
+use types::Signature;
+
+/// Deepest expression nesting accepted; bounds the parser's and the
+/// interpreter's recursion.
+const MAX_DEPTH: usize = 64;
+/// Longest expression accepted, in bytes.
+const MAX_LEN: usize = 64 * 1024;
+
+/// Why an expression does not compile.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompileError {
+    #[error("{0}")]
+    Syntax(String),
+    #[error("unknown function: {0}()")]
+    UnknownFunction(String),
+    #[error("function {name}() takes {expected} argument{}, not {actual}", if *.expected == "1" { "" } else { "s" })]
+    Arity {
+        name: String,
+        expected: String,
+        actual: usize,
+    },
+    #[error("`&expression` is only an argument of sort_by, max_by, min_by and map")]
+    MisplacedExpref,
+    #[error(
+        "the expression nests deeper than {MAX_DEPTH} levels or is longer than {MAX_LEN} bytes"
+    )]
+    TooDeep,
+}
+
+/// Why a search failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    /// go-jmespath's `NotFoundError`.
+    #[error("Unknown key \"{0}\" in path")]
+    NotFound(String),
+    #[error("{0}")]
+    Function(String),
+    #[error("invalid slice, step cannot be 0")]
+    InvalidSlice,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    text: String,
+    node: Node,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Identity,
+    Field(String),
+    Index(i32),
+    Slice {
+        start: Option<i32>,
+        stop: Option<i32>,
+        step: i32,
+    },
+    Literal(Value),
+    /// `a.b`, `a[0]`: errors on the left propagate.
+    Subexpr(Box<Node>, Box<Node>),
+    /// `a | b`: a missing key on the left becomes `null`.
+    Pipe(Box<Node>, Box<Node>),
+    Projection(Box<Node>, Box<Node>),
+    ObjectValues(Box<Node>),
+    Flatten(Box<Node>),
+    Condition(Box<Node>, Box<Node>),
+    Comparison(Comparator, Box<Node>, Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    MultiList(Vec<Node>),
+    MultiHash(Vec<(String, Node)>),
+    Function(Function, Vec<Node>),
+    Expref(Box<Node>),
+}
+
+/// A resolved function: Kyverno's registry wins over the standard one, as
+/// Kyverno registers its functions over go-jmespath's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Function {
+    Kyverno(&'static Signature),
+    Standard(&'static Signature),
+}
+
+impl Function {
+    fn signature(self) -> &'static Signature {
+        match self {
+            Function::Kyverno(s) | Function::Standard(s) => s,
+        }
+    }
+}
+
+impl Query {
+    /// Parses and resolves `text`.
+    pub fn compile(text: &str) -> Result<Self, CompileError> {
+        if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
+            return Err(CompileError::TooDeep);
+        }
+        let ast = jmespath::parse(text).map_err(|e| {
+            CompileError::Syntax(format!(
+                "SyntaxError: {} at column {}",
+                match &e.reason {
+                    jmespath::ErrorReason::Parse(p) => p.clone(),
+                    other => other.to_string(),
+                },
+                e.column
+            ))
+        })?;
+        let node = convert(&ast, text, 0)?;
+        Ok(Self {
+            text: text.to_string(),
+            node,
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Searches `data`; borrows from it when the result is part of it.
+    pub fn search<'a>(&'a self, data: &'a Value) -> Result<Cow<'a, Value>, SearchError> {
+        eval(&self.node, data)
+    }
+}
+
+/// How deeply brackets and negations nest, outside string literals: what
+/// drives the parser's recursion.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => quote = Some(c),
+            '(' | '[' | '{' | '!' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, CompileError> {
+    if depth > 4 * MAX_DEPTH {
+        return Err(CompileError::TooDeep);
+    }
+    let sub = |a: &Ast| convert(a, text, depth + 1).map(Box::new);
+    Ok(match ast {
+        Ast::Identity { .. } => Node::Identity,
+        Ast::Field { name, .. } => Node::Field(name.clone()),
+        Ast::Index { idx, .. } => Node::Index(*idx),
+        Ast::Slice {
+            start, stop, step, ..
+        } => Node::Slice {
+            start: *start,
+            stop: *stop,
+            step: *step,
+        },
+        Ast::Literal { value, .. } => {
+            Node::Literal(serde_json::to_value(&**value).unwrap_or(Value::Null))
+        }
+        Ast::Subexpr { offset, lhs, rhs } => {
+            // The crate parses `a | b` and `a.b` into the same node; the
+            // token at `offset` tells them apart.
+            if text.chars().nth(*offset) == Some('|') {
+                Node::Pipe(sub(lhs)?, sub(rhs)?)
+            } else {
+                Node::Subexpr(sub(lhs)?, sub(rhs)?)
+            }
+        }
+        Ast::Projection { lhs, rhs, .. } => Node::Projection(sub(lhs)?, sub(rhs)?),
+        Ast::ObjectValues { node, .. } => Node::ObjectValues(sub(node)?),
+        Ast::Flatten { node, .. } => Node::Flatten(sub(node)?),
+        Ast::Condition {
+            predicate, then, ..
+        } => Node::Condition(sub(predicate)?, sub(then)?),
+        Ast::Comparison {
+            comparator,
+            lhs,
+            rhs,
+            ..
+        } => Node::Comparison(comparator.clone(), sub(lhs)?, sub(rhs)?),
+        Ast::And { lhs, rhs, .. } => Node::And(sub(lhs)?, sub(rhs)?),
+        Ast::Or { lhs, rhs, .. } => Node::Or(sub(lhs)?, sub(rhs)?),
+        Ast::Not { node, .. } => Node::Not(sub(node)?),
+        Ast::MultiList { elements, .. } => Node::MultiList(
+            elements
+                .iter()
+                .map(|e| convert(e, text, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
+        Ast::MultiHash { elements, .. } => Node::MultiHash(
+            elements
+                .iter()
+                .map(|kv| Ok((kv.key.clone(), convert(&kv.value, text, depth + 1)?)))
+                .collect::<Result<_, CompileError>>()?,
+        ),
+        Ast::Expref { .. } => return Err(CompileError::MisplacedExpref),
+        Ast::Function { name, args, .. } => {
+            let function = kyverno::signature(name)
+                .map(Function::Kyverno)
+                .or_else(|| functions::signature(name).map(Function::Standard))
+                .ok_or_else(|| CompileError::UnknownFunction(name.clone()))?;
+            let signature = function.signature();
+            check_arity(signature, args.len())?;
+            let args = args
+                .iter()
+                .map(|a| match a {
+                    Ast::Expref { ast, .. } => Ok(Node::Expref(sub(ast)?)),
+                    other => convert(other, text, depth + 1),
+                })
+                .collect::<Result<_, _>>()?;
+            Node::Function(function, args)
+        }
+    })
+}
+
+fn check_arity(signature: &Signature, actual: usize) -> Result<(), CompileError> {
+    let declared = signature.args.len();
+    let ok = if signature.variadic {
+        actual >= declared
+    } else {
+        actual == declared
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(CompileError::Arity {
+        name: signature.name.to_string(),
+        expected: if signature.variadic {
+            format!("at least {declared}")
+        } else {
+            declared.to_string()
+        },
+        actual,
+    })
+}
+
+/// Turns a missing key into `null`, as most of go-jmespath's nodes do.
+fn absorb<'a>(result: Result<Cow<'a, Value>, SearchError>) -> Result<Cow<'a, Value>, SearchError> {
+    match result {
+        Err(SearchError::NotFound(_)) => Ok(Cow::Owned(Value::Null)),
+        other => other,
+    }
+}
+
+const NULL: Value = Value::Null;
+
+fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchError> {
+    match node {
+        Node::Identity => Ok(Cow::Borrowed(data)),
+        Node::Field(name) => match data {
+            Value::Object(map) => map
+                .get(name)
+                .map(Cow::Borrowed)
+                .ok_or_else(|| SearchError::NotFound(name.clone())),
+            _ => Ok(Cow::Borrowed(&NULL)),
+        },
+        Node::Index(idx) => Ok(match data {
+            Value::Array(items) => index(items, *idx).map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
+            _ => Cow::Borrowed(&NULL),
+        }),
+        Node::Slice { start, stop, step } => match data {
+            Value::Array(items) => Ok(Cow::Owned(Value::Array(slice(
+                items, *start, *stop, *step,
+            )?))),
+            _ => Ok(Cow::Borrowed(&NULL)),
+        },
+        Node::Literal(value) => Ok(Cow::Borrowed(value)),
+        Node::Subexpr(lhs, rhs) => {
+            let left = eval(lhs, data)?;
+            eval_on(rhs, left)
+        }
+        Node::Pipe(lhs, rhs) => {
+            let left = absorb(eval(lhs, data))?;
+            absorb(eval_on(rhs, left))
+        }
+        Node::Projection(lhs, rhs) => {
+            let left = match eval(lhs, data) {
+                Ok(left) => left,
+                Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
+                Err(e) => return Err(e),
+            };
+            let items: Vec<Cow<'a, Value>> = match left {
+                Cow::Borrowed(Value::Array(items)) => items.iter().map(Cow::Borrowed).collect(),
+                Cow::Owned(Value::Array(items)) => items.into_iter().map(Cow::Owned).collect(),
+                _ => return Ok(Cow::Borrowed(&NULL)),
+            };
+            let mut out = Vec::new();
+            for item in items {
+                let projected = absorb(eval_on(rhs, item))?;
+                if !projected.is_null() {
+                    out.push(projected.into_owned());
+                }
+            }
+            Ok(Cow::Owned(Value::Array(out)))
+        }
+        Node::ObjectValues(inner) => {
+            let value = match eval(inner, data) {
+                Ok(v) => v,
+                Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
+                Err(e) => return Err(e),
+            };
+            Ok(match value {
+                Cow::Borrowed(Value::Object(map)) => {
+                    Cow::Owned(Value::Array(map.values().cloned().collect()))
+                }
+                Cow::Owned(Value::Object(map)) => {
+                    Cow::Owned(Value::Array(map.into_iter().map(|(_, v)| v).collect()))
+                }
+                _ => Cow::Borrowed(&NULL),
+            })
+        }
+        Node::Flatten(inner) => {
+            let value = match eval(inner, data) {
+                Ok(v) => v,
+                Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
+                Err(e) => return Err(e),
+            };
+            let Value::Array(items) = value.as_ref() else {
+                return Ok(Cow::Borrowed(&NULL));
+            };
+            let mut out = Vec::new();
+            for item in items {
+                match item {
+                    Value::Array(inner) => out.extend(inner.iter().cloned()),
+                    other => out.push(other.clone()),
+                }
+            }
+            Ok(Cow::Owned(Value::Array(out)))
+        }
+        Node::Condition(predicate, then) => {
+            let test = absorb(eval(predicate, data))?;
+            if truthy(&test) {
+                eval(then, data)
+            } else {
+                Ok(Cow::Borrowed(&NULL))
+            }
+        }
+        Node::Comparison(comparator, lhs, rhs) => {
+            let left = absorb(eval(lhs, data))?;
+            let right = absorb(eval(rhs, data))?;
+            Ok(Cow::Owned(compare(comparator, &left, &right)))
+        }
+        Node::And(lhs, rhs) => {
+            let left = absorb(eval(lhs, data))?;
+            if !truthy(&left) {
+                return Ok(left);
+            }
+            eval(rhs, data)
+        }
+        Node::Or(lhs, rhs) => {
+            let left = absorb(eval(lhs, data))?;
+            if truthy(&left) {
+                return Ok(left);
+            }
+            absorb(eval(rhs, data))
+        }
+        Node::Not(inner) => {
+            let value = absorb(eval(inner, data))?;
+            Ok(Cow::Owned(Value::Bool(!truthy(&value))))
+        }
+        Node::MultiList(elements) => {
+            if data.is_null() {
+                return Ok(Cow::Borrowed(&NULL));
+            }
+            let mut out = Vec::with_capacity(elements.len());
+            for e in elements {
+                out.push(absorb(eval(e, data))?.into_owned());
+            }
+            Ok(Cow::Owned(Value::Array(out)))
+        }
+        Node::MultiHash(elements) => {
+            if data.is_null() {
+                return Ok(Cow::Borrowed(&NULL));
+            }
+            let mut out = Map::new();
+            for (key, e) in elements {
+                out.insert(key.clone(), absorb(eval(e, data))?.into_owned());
+            }
+            Ok(Cow::Owned(Value::Object(out)))
+        }
+        Node::Expref(_) => Ok(Cow::Borrowed(&NULL)),
+        Node::Function(function, args) => call(*function, args, data).map(Cow::Owned),
+    }
+}
+
+/// Evaluates `node` against an intermediate result, keeping borrows alive.
+fn eval_on<'a>(node: &'a Node, value: Cow<'a, Value>) -> Result<Cow<'a, Value>, SearchError> {
+    match value {
+        Cow::Borrowed(v) => eval(node, v),
+        Cow::Owned(v) => eval(node, &v).map(|r| Cow::Owned(r.into_owned())),
+    }
+}
+
+fn index(items: &[Value], idx: i32) -> Option<&Value> {
+    let len = i64::try_from(items.len()).ok()?;
+    let i = i64::from(idx);
+    let i = if i < 0 { len + i } else { i };
+    usize::try_from(i).ok().and_then(|i| items.get(i))
+}
+
+fn slice(
+    items: &[Value],
+    start: Option<i32>,
+    stop: Option<i32>,
+    step: i32,
+) -> Result<Vec<Value>, SearchError> {
+    if step == 0 {
+        return Err(SearchError::InvalidSlice);
+    }
+    let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
+    let step = i64::from(step);
+    let clamp = |v: Option<i32>, default: i64| -> i64 {
+        match v {
+            None => default,
+            Some(v) => {
+                let v = i64::from(v);
+                if v < 0 {
+                    (len + v).max(if step < 0 { -1 } else { 0 })
+                } else if step < 0 {
+                    v.min(len - 1)
+                } else {
+                    v.min(len)
+                }
+            }
+        }
+    };
+    let (start, stop) = if step > 0 {
+        (clamp(start, 0), clamp(stop, len))
+    } else {
+        (clamp(start, len - 1), clamp(stop, -1))
+    };
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        if let Some(v) = usize::try_from(i).ok().and_then(|i| items.get(i)) {
+            out.push(v.clone());
+        }
+        i += step;
+    }
+    Ok(out)
+}
+
+/// JMESPath truthiness: false, null, "", [] and {} are false.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        Value::Number(_) => true,
+    }
+}
+
+/// Deep equality with numbers compared as float64, as Go's decoded JSON is.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn compare(comparator: &Comparator, left: &Value, right: &Value) -> Value {
+    match comparator {
+        Comparator::Equal => Value::Bool(equal(left, right)),
+        Comparator::NotEqual => Value::Bool(!equal(left, right)),
+        ordering => {
+            let (Some(l), Some(r)) = (left.as_f64(), right.as_f64()) else {
+                return Value::Null;
+            };
+            Value::Bool(match ordering {
+                Comparator::LessThan => l < r,
+                Comparator::LessThanEqual => l <= r,
+                Comparator::GreaterThan => l > r,
+                _ => l >= r,
+            })
+        }
+    }
+}
+
+/// A function argument: a value, or an expression reference.
+enum Arg<'a> {
+    Value(Cow<'a, Value>),
+    Expref(&'a Node),
+}
+
+fn call(function: Function, args: &[Node], data: &Value) -> Result<Value, SearchError> {
+    let signature = function.signature();
+    let mut values = Vec::with_capacity(args.len());
+    for (i, arg) in args.iter().enumerate() {
+        let accepted = signature
+            .args
+            .get(i)
+            .or_else(|| signature.args.last())
+            .copied()
+            .unwrap_or(&[]);
+        let value = match arg {
+            Node::Expref(inner) => Arg::Expref(inner),
+            other => Arg::Value(absorb(eval(other, data))?),
+        };
+        let ok = match &value {
+            Arg::Expref(_) => accepted.contains(&types::ArgType::Expref),
+            Arg::Value(v) => accepted.iter().any(|t| t.accepts(v)),
+        };
+        if !ok {
+            let shown = match &value {
+                Arg::Value(v) => go::sprint(v),
+                Arg::Expref(_) => "&expression".into(),
+            };
+            let names: Vec<String> = accepted.iter().map(|t| format!("{:?}", t.name())).collect();
+            return Err(SearchError::Function(format!(
+                "Invalid type for: {shown}, expected: []jmespath.jpType{{{}}}",
+                names.join(", ")
+            )));
+        }
+        values.push(value);
+    }
+    match function {
+        Function::Kyverno(s) => {
+            let plain: Vec<Value> = values
+                .into_iter()
+                .map(|a| match a {
+                    Arg::Value(v) => v.into_owned(),
+                    Arg::Expref(_) => Value::Null,
+                })
+                .collect();
+            kyverno::call(s.name, &plain).map_err(|e| SearchError::Function(e.message))
+        }
+        Function::Standard(s) => functions::call(s.name, &values),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,152 @@
+use super::*;
+use serde_json::json;
+
+fn search(expr: &str, data: &Value) -> Result<Value, String> {
+    let q = Query::compile(expr).map_err(|e| e.to_string())?;
+    q.search(data)
+        .map(Cow::into_owned)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn missing_keys_follow_kyvernos_fork() {
+    let data = json!({"a": {"b": 1, "n": null, "s": "x"}, "list": [{"k": 1}, {"j": 2}]});
+    let cases: Vec<(&str, &str, Result<Value, String>)> = vec![
+        ("present_key", "a.b", Ok(json!(1))),
+        (
+            "missing_key_is_an_error",
+            "a.c",
+            Err("Unknown key \"c\" in path".into()),
+        ),
+        (
+            "missing_parent_is_an_error",
+            "x.y",
+            Err("Unknown key \"x\" in path".into()),
+        ),
+        ("null_value_is_not_an_error", "a.n", Ok(json!(null))),
+        ("field_of_null_is_null", "a.n.deeper", Ok(json!(null))),
+        ("field_of_string_is_null", "a.s.deeper", Ok(json!(null))),
+        (
+            "or_absorbs_missing",
+            "a.c || 'default'",
+            Ok(json!("default")),
+        ),
+        ("or_right_missing_is_null", "a.c || a.d", Ok(json!(null))),
+        ("and_left_missing_is_null", "a.c && 'x'", Ok(json!(null))),
+        ("comparison_absorbs_missing", "a.c == null", Ok(json!(true))),
+        ("not_absorbs_missing", "!(a.c)", Ok(json!(true))),
+        ("not_binds_tighter_than_dot", "!a.c", Ok(json!(null))),
+        (
+            "function_argument_absorbs_missing",
+            "to_string(a.c)",
+            Ok(json!("null")),
+        ),
+        ("pipe_absorbs_missing", "a.c | @", Ok(json!(null))),
+        ("projection_skips_missing", "list[*].k", Ok(json!([1]))),
+        ("filter_skips_missing", "list[?k == `1`].k", Ok(json!([1]))),
+        (
+            "multiselect_absorbs_missing",
+            "[a.b, a.c]",
+            Ok(json!([1, null])),
+        ),
+        ("index_out_of_range_is_null", "list[5]", Ok(json!(null))),
+        ("negative_index", "list[-1].j", Ok(json!(2))),
+        ("slice", "list[1:].j", Ok(json!([2]))),
+        ("flatten", "[[`1`], [`2`, `3`]][]", Ok(json!([1, 2, 3]))),
+        ("object_values_skip_nulls", "a.*", Ok(json!([1, "x"]))),
+        ("ordering_needs_numbers", "a.s > `1`", Ok(json!(null))),
+        ("numbers_compare_as_floats", "`1` == `1.0`", Ok(json!(true))),
+        ("multihash", "{x: a.b}", Ok(json!({"x": 1}))),
+    ];
+    for (name, expr, want) in cases {
+        assert_eq!(search(expr, &data), want, "{name}: {expr}");
+    }
+}
+
+#[test]
+fn standard_functions_behave_as_go_jmespath() {
+    let data = json!({"nums": [3, 1, 2], "strs": ["b", "a"], "o": {"x": 1, "y": 2}, "people": [{"n": "a", "age": 30}, {"n": "b", "age": 20}]});
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("abs", "abs(`-2`)", json!(2)),
+        ("avg", "avg(nums)", json!(2)),
+        ("avg_empty", "avg(`[]`)", json!(null)),
+        ("ceil", "ceil(`1.2`)", json!(2)),
+        ("floor", "floor(`1.8`)", json!(1)),
+        ("contains_list", "contains(strs, 'a')", json!(true)),
+        ("contains_string", "contains('foobar', 'oba')", json!(true)),
+        ("ends_with", "ends_with('foobar', 'bar')", json!(true)),
+        ("starts_with", "starts_with('foobar', 'bar')", json!(false)),
+        ("join", "join(', ', strs)", json!("b, a")),
+        ("keys", "keys(o)", json!(["x", "y"])),
+        ("values", "values(o)", json!([1, 2])),
+        (
+            "length_string_counts_characters",
+            "length('héllo')",
+            json!(5),
+        ),
+        ("length_list", "length(nums)", json!(3)),
+        ("map", "map(&n, people)", json!(["a", "b"])),
+        ("max", "max(nums)", json!(3)),
+        ("min_strings", "min(strs)", json!("a")),
+        ("max_by", "max_by(people, &age).n", json!("a")),
+        ("min_by", "min_by(people, &age).n", json!("b")),
+        (
+            "merge",
+            "merge(o, `{\"y\": 3, \"z\": 4}`)",
+            json!({"x": 1, "y": 3, "z": 4}),
+        ),
+        (
+            "not_null",
+            "not_null(missing_is_null_here, `null`, 'x')",
+            json!("x"),
+        ),
+        ("reverse_list", "reverse(nums)", json!([2, 1, 3])),
+        ("reverse_string", "reverse('abc')", json!("cba")),
+        ("sort", "sort(nums)", json!([1, 2, 3])),
+        ("sort_by", "sort_by(people, &age)[*].n", json!(["b", "a"])),
+        ("to_array", "to_array('a')", json!(["a"])),
+        ("to_number", "to_number('1.5')", json!(1.5)),
+        ("to_number_bad", "to_number('x')", json!(null)),
+        (
+            "to_string_object_sorted",
+            "to_string(`{\"b\": 1, \"a\": 2}`)",
+            json!("{\"a\":2,\"b\":1}"),
+        ),
+        ("type", "type(o)", json!("object")),
+    ];
+    for (name, expr, want) in cases {
+        assert_eq!(search(expr, &data), Ok(want), "{name}: {expr}");
+    }
+}
+
+#[test]
+fn type_errors_are_reported_as_go_jmespath_does() {
+    assert_eq!(
+        search("length(missing)", &json!({})),
+        Err("Invalid type for: <nil>, expected: []jmespath.jpType{\"string\", \"array\", \"object\"}".into())
+    );
+}
+
+#[test]
+fn compile_errors_are_caught_before_evaluation() {
+    let cases = [
+        ("syntax", "a.[", "SyntaxError"),
+        ("unknown_function", "nope(a)", "unknown function: nope()"),
+        (
+            "arity",
+            "length(a, b)",
+            "function length() takes 1 argument, not 2",
+        ),
+        (
+            "variadic_arity",
+            "merge()",
+            "function merge() takes at least 1 arguments, not 0",
+        ),
+    ];
+    for (name, expr, want) in cases {
+        let err = Query::compile(expr).unwrap_err().to_string();
+        assert!(err.contains(want), "{name}: {err}");
+    }
+    let deep = format!("{}a{}", "(".repeat(100), ")".repeat(100));
+    assert_eq!(Query::compile(&deep), Err(CompileError::TooDeep));
+}

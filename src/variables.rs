@@ -1,0 +1,457 @@
+//! `{{ }}` variable substitution, as Kyverno's `SubstituteAll` does it:
+//! - a string that is exactly one variable takes the variable's JSON value;
+//!   a variable inside text is inserted as a string (Go's JSON for
+//!   non-strings);
+//! - substituted text is scanned again, so nested `{{a.{{b}}}}` works;
+//! - `\{{ }}` is an escape: left alone, the backslash removed at the end;
+//! - map keys are substituted too;
+//! - on DELETE, `request.object` in a variable reads `request.oldObject`.
+//!
+//! Templates are compiled once (their queries parsed) and rendered per
+//! evaluation; only text produced by a substitution is parsed at run time.
+
+use serde_json::{Map, Value};
+
+use crate::context::{Context, QueryError};
+use crate::jmespath::{go, CompileError, Query};
+
+/// Bounds the rescans of substituted text (a value that expands to itself
+/// would loop forever in Kyverno).
+const MAX_PASSES: usize = 32;
+/// Bounds the descent into substituted documents.
+const MAX_DEPTH: usize = 64;
+
+/// Why substitution failed, worded as Kyverno words it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VarError {
+    #[error("failed to resolve {variable} at path {path}: {error}")]
+    Resolve {
+        variable: String,
+        path: String,
+        error: QueryError,
+    },
+    #[error("expected string after substituting variables in key \"{0}\"")]
+    KeyNotString(String),
+    #[error("variables nest or repeat too deeply at path {0}")]
+    TooDeep(String),
+}
+
+/// Where the `{{ }}` spans of `text` are: Kyverno's `RegexVariables`,
+/// `(^|[^\\])\{\{(?:\{[^{}]*\}|[^{}])*\}\}`.
+fn spans(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        let starts = bytes.get(i) == Some(&b'{')
+            && bytes.get(i + 1) == Some(&b'{')
+            && (i == 0 || bytes.get(i - 1) != Some(&b'\\'));
+        if starts {
+            if let Some(end) = span_end(bytes, i + 2) {
+                out.push((i, end));
+                i = end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The end (exclusive) of a variable whose body starts at `j`.
+fn span_end(bytes: &[u8], mut j: usize) -> Option<usize> {
+    loop {
+        match bytes.get(j)? {
+            b'}' => return (bytes.get(j + 1) == Some(&b'}')).then_some(j + 2),
+            b'{' => {
+                // One level of single braces: `{[^{}]*}`.
+                j += 1;
+                loop {
+                    match bytes.get(j)? {
+                        b'}' => break,
+                        b'{' => return None,
+                        _ => j += 1,
+                    }
+                }
+                j += 1;
+            }
+            _ => j += 1,
+        }
+    }
+}
+
+/// Kyverno's `replaceBracesAndTrimSpaces`.
+fn variable_text(span: &str) -> String {
+    span.replace("{{", "").replace("}}", "").trim().to_string()
+}
+
+/// The JMESPath `{{@}}` stands for: the current leaf's path in the
+/// resource, from a pattern path such as `/spec/containers/0/name`.
+fn at_path(pointer: &str) -> String {
+    let mut out = String::from("request.object");
+    for segment in pointer.split('/').filter(|s| !s.is_empty()) {
+        if segment.chars().all(|c| c.is_ascii_digit()) {
+            out.push_str(&format!("[{segment}]"));
+        } else {
+            out.push('.');
+            out.push_str(segment);
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Text(String),
+    Var {
+        /// The variable as written, for error messages.
+        variable: String,
+        query: Result<Query, QueryError>,
+    },
+}
+
+/// A string with variables, compiled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    parts: Vec<Part>,
+    /// The pointer path of the string in its document (for messages).
+    path: String,
+}
+
+/// Whether `text` needs substitution at all (variables or escapes).
+pub fn has_variables(text: &str) -> bool {
+    text.contains("{{")
+}
+
+fn compile_variable(variable: &str, delete: bool) -> Result<Query, QueryError> {
+    let variable = if delete {
+        variable.replace("request.object", "request.oldObject")
+    } else {
+        variable.to_string()
+    };
+    if variable.is_empty() {
+        return Err(QueryError::Empty);
+    }
+    Query::compile(&variable).map_err(|error| QueryError::Compile {
+        query: variable.clone(),
+        error,
+    })
+}
+
+impl Template {
+    /// Compiles `text` found at pointer `path`. `delete` applies Kyverno's
+    /// DELETE rewrite. Problems in a variable's expression are kept and
+    /// reported by [`Template::problems`] and when rendered.
+    pub fn compile(text: &str, path: &str, delete: bool) -> Self {
+        let mut parts = Vec::new();
+        let mut last = 0;
+        for (start, end) in spans(text) {
+            if start > last {
+                parts.push(Part::Text(text.get(last..start).unwrap_or_default().into()));
+            }
+            let raw = text.get(start..end).unwrap_or_default();
+            let mut variable = variable_text(raw);
+            if variable == "@" {
+                variable = at_path(path);
+            }
+            let query = compile_variable(&variable, delete);
+            parts.push(Part::Var { variable, query });
+            last = end;
+        }
+        if last < text.len() {
+            parts.push(Part::Text(text.get(last..).unwrap_or_default().into()));
+        }
+        Self {
+            parts,
+            path: path.to_string(),
+        }
+    }
+
+    /// Expressions in the template that do not compile.
+    pub fn problems(&self) -> Vec<(String, CompileError)> {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Var {
+                    variable,
+                    query: Err(QueryError::Compile { error, .. }),
+                } => Some((variable.clone(), error.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Substitutes the variables.
+    pub fn render(&self, ctx: &Context) -> Result<Value, VarError> {
+        if let [Part::Var { variable, query }] = self.parts.as_slice() {
+            return self.resolve(ctx, variable, query);
+        }
+        rescan(self.join(ctx)?, ctx, &self.path)
+    }
+
+    /// The text with every variable replaced by its value.
+    fn join(&self, ctx: &Context) -> Result<String, VarError> {
+        let mut text = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(t) => text.push_str(t),
+                Part::Var { variable, query } => {
+                    push_value(&mut text, &self.resolve(ctx, variable, query)?);
+                }
+            }
+        }
+        Ok(text)
+    }
+
+    fn resolve(
+        &self,
+        ctx: &Context,
+        variable: &str,
+        query: &Result<Query, QueryError>,
+    ) -> Result<Value, VarError> {
+        let result = match query {
+            Ok(q) => ctx.search(q).map(std::borrow::Cow::into_owned),
+            Err(e) => Err(e.clone()),
+        };
+        result.map_err(|error| VarError::Resolve {
+            variable: variable.to_string(),
+            path: self.path.clone(),
+            error,
+        })
+    }
+}
+
+/// A string inserts as itself, anything else as Go's JSON.
+fn push_value(text: &mut String, value: &Value) {
+    match value {
+        Value::String(s) => text.push_str(s),
+        other => text.push_str(&go::json(other)),
+    }
+}
+
+/// Substitutes variables that substitution produced (nested or expanded
+/// values), then drops the backslash of escaped `\{{ }}`.
+fn rescan(mut text: String, ctx: &Context, path: &str) -> Result<Value, VarError> {
+    let mut passes = 0;
+    loop {
+        let found = spans(&text);
+        if found.is_empty() {
+            break;
+        }
+        passes += 1;
+        if passes > MAX_PASSES {
+            return Err(VarError::TooDeep(path.to_string()));
+        }
+        let template = Template::compile(&text, path, ctx.is_delete());
+        if found.len() == 1 && found.first() == Some(&(0, text.len())) {
+            // The text is now exactly one variable: its value keeps its type.
+            return template.render(ctx);
+        }
+        text = template.join(ctx)?;
+    }
+    Ok(Value::String(unescape(&text)))
+}
+
+/// `\{{x}}` → `{{x}}` (Kyverno's `RegexEscpVariables`).
+fn unescape(text: &str) -> String {
+    if !text.contains("\\{{") {
+        return text.to_string();
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut i = 0;
+    while i + 2 < bytes.len() {
+        if bytes.get(i) == Some(&b'\\')
+            && bytes.get(i + 1) == Some(&b'{')
+            && bytes.get(i + 2) == Some(&b'{')
+        {
+            if let Some(end) = span_end(bytes, i + 3) {
+                out.push_str(text.get(last..i).unwrap_or_default());
+                out.push_str(text.get(i + 1..end).unwrap_or_default());
+                last = end;
+                i = end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(text.get(last..).unwrap_or_default());
+    out
+}
+
+/// A JSON document (pattern, condition key or value, context value) with
+/// its variables compiled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Document {
+    /// Nothing to substitute.
+    Plain(Value),
+    Text(Template),
+    List(Vec<Document>),
+    Map(Vec<(Key, Document)>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Key {
+    Plain(String),
+    Template(String, Template),
+}
+
+impl Document {
+    /// Compiles `value` found at pointer `path` (`""` for a root).
+    pub fn compile(value: &Value, path: &str, delete: bool) -> Self {
+        if !contains_variables(value, 0) {
+            return Document::Plain(value.clone());
+        }
+        match value {
+            Value::String(s) => Document::Text(Template::compile(s, path, delete)),
+            Value::Array(items) => Document::List(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| Document::compile(v, &format!("{path}/{i}"), delete))
+                    .collect(),
+            ),
+            Value::Object(map) => Document::Map(
+                map.iter()
+                    .map(|(k, v)| {
+                        let key = if has_variables(k) {
+                            Key::Template(k.clone(), Template::compile(k, path, delete))
+                        } else {
+                            Key::Plain(k.clone())
+                        };
+                        let child = format!("{path}/{}", k.replace('/', "\\/"));
+                        (key, Document::compile(v, &child, delete))
+                    })
+                    .collect(),
+            ),
+            other => Document::Plain(other.clone()),
+        }
+    }
+
+    /// Expressions that do not compile, with their variable text.
+    pub fn problems(&self) -> Vec<(String, CompileError)> {
+        let mut out = Vec::new();
+        self.collect_problems(&mut out);
+        out
+    }
+
+    fn collect_problems(&self, out: &mut Vec<(String, CompileError)>) {
+        match self {
+            Document::Plain(_) => {}
+            Document::Text(t) => out.extend(t.problems()),
+            Document::List(items) => items.iter().for_each(|d| d.collect_problems(out)),
+            Document::Map(entries) => {
+                for (k, d) in entries {
+                    if let Key::Template(_, t) = k {
+                        out.extend(t.problems());
+                    }
+                    d.collect_problems(out);
+                }
+            }
+        }
+    }
+
+    /// Whether rendering can change the document.
+    pub fn is_plain(&self) -> bool {
+        matches!(self, Document::Plain(_))
+    }
+
+    /// Substitutes every variable.
+    pub fn render(&self, ctx: &Context) -> Result<Value, VarError> {
+        match self {
+            Document::Plain(v) => Ok(v.clone()),
+            Document::Text(t) => {
+                let value = t.render(ctx)?;
+                // Kyverno walks into what a variable returned and
+                // substitutes the strings inside it too.
+                if value.is_object() || value.is_array() {
+                    substitute_dynamic(value, ctx, &t.path, 0)
+                } else {
+                    Ok(value)
+                }
+            }
+            Document::List(items) => items
+                .iter()
+                .map(|d| d.render(ctx))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            Document::Map(entries) => {
+                let mut out = Map::new();
+                for (key, doc) in entries {
+                    let value = doc.render(ctx)?;
+                    let key = match key {
+                        Key::Plain(k) => k.clone(),
+                        Key::Template(raw, t) => match t.render(ctx)? {
+                            Value::String(s) => s,
+                            Value::Null => raw.clone(),
+                            _ => return Err(VarError::KeyNotString(raw.clone())),
+                        },
+                    };
+                    out.insert(key, value);
+                }
+                Ok(Value::Object(out))
+            }
+        }
+    }
+}
+
+fn contains_variables(value: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match value {
+        Value::String(s) => has_variables(s),
+        Value::Array(items) => items.iter().any(|v| contains_variables(v, depth + 1)),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| has_variables(k) || contains_variables(v, depth + 1)),
+        _ => false,
+    }
+}
+
+/// Substitutes a document known only at run time (what a variable returned).
+pub fn substitute_dynamic(
+    value: Value,
+    ctx: &Context,
+    path: &str,
+    depth: usize,
+) -> Result<Value, VarError> {
+    if depth > MAX_DEPTH {
+        return Err(VarError::TooDeep(path.to_string()));
+    }
+    if !contains_variables(&value, 0) {
+        return Ok(value);
+    }
+    match value {
+        Value::String(s) => Template::compile(&s, path, ctx.is_delete()).render(ctx),
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| substitute_dynamic(v, ctx, &format!("{path}/{i}"), depth + 1))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (k, v) in map {
+                let child = format!("{path}/{}", k.replace('/', "\\/"));
+                let v = substitute_dynamic(v, ctx, &child, depth + 1)?;
+                let key = if has_variables(&k) {
+                    match Template::compile(&k, path, ctx.is_delete()).render(ctx)? {
+                        Value::String(s) => s,
+                        Value::Null => k,
+                        _ => return Err(VarError::KeyNotString(k)),
+                    }
+                } else {
+                    k
+                };
+                out.insert(key, v);
+            }
+            Ok(Value::Object(out))
+        }
+        other => Ok(other),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+use super::*;
+use serde_json::json;
+
+fn render(text: &str, ctx: &Context) -> Result<Value, String> {
+    Template::compile(text, "", ctx.is_delete())
+        .render(ctx)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn substitution_keeps_kyvernos_typing() {
+    let ctx = Context::from_value(json!({
+        "n": 5, "f": 1.5, "b": false, "s": "str", "z": null,
+        "m": {"key2": "value2", "key1": "value1"}, "l": ["a", "b"],
+        "inner": "n", "self": "{{s}}", "amp": "a<b"
+    }));
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("whole_variable_keeps_number", "{{n}}", json!(5)),
+        ("whole_variable_with_spaces", "{{ n }}", json!(5)),
+        (
+            "whole_variable_keeps_map",
+            "{{m}}",
+            json!({"key2": "value2", "key1": "value1"}),
+        ),
+        ("whole_variable_null", "{{z}}", json!(null)),
+        ("embedded_number_is_text", "n={{n}}", json!("n=5")),
+        ("leading_space_makes_text", " {{n}}", json!(" 5")),
+        ("embedded_float", "{{f}}x", json!("1.5x")),
+        ("embedded_bool", "is {{b}}", json!("is false")),
+        ("embedded_null", "content = {{z}}", json!("content = null")),
+        (
+            "embedded_map_sorted_json",
+            "content is {{m}}",
+            json!("content is {\"key1\":\"value1\",\"key2\":\"value2\"}"),
+        ),
+        ("embedded_list", "{{l}}!", json!("[\"a\",\"b\"]!")),
+        ("two_variables", "{{s}}-{{n}}", json!("str-5")),
+        ("nested_variable", "{{ {{inner}} }}", json!(5)),
+        ("nested_in_path", "x{{m.{{ 'key1' }}}}", json!("xvalue1")),
+        ("escaped_is_left_alone", "\\{{s}}", json!("{{s}}")),
+        (
+            "escaped_with_inner_resolved",
+            "\\{{m.{{ 'key1' }}}}",
+            json!("{{m.key1}}"),
+        ),
+        (
+            "substituted_text_is_scanned_again",
+            "v={{self}}",
+            json!("v=str"),
+        ),
+        (
+            "whole_string_value_is_not_rescanned",
+            "{{self}}",
+            json!("{{s}}"),
+        ),
+        (
+            "html_is_escaped_inside_json_only",
+            "{{amp}} {{l}}",
+            json!("a<b [\"a\",\"b\"]"),
+        ),
+        (
+            "multiselect_hash_in_variable",
+            "{{ {x: s} }}",
+            json!({"x": "str"}),
+        ),
+    ];
+    for (name, text, want) in cases {
+        assert_eq!(render(text, &ctx), Ok(want), "{name}: {text}");
+    }
+}
+
+#[test]
+fn missing_variables_are_errors_with_their_name() {
+    let ctx = Context::from_value(json!({"request": {"object": {"metadata": {}}}}));
+    assert_eq!(
+        render("{{ request.object.metadata.name }}", &ctx),
+        Err("failed to resolve request.object.metadata.name at path : JMESPath query failed: Unknown key \"name\" in path".into())
+    );
+    assert_eq!(
+        render("{{ request.object.metadata.name || 'none' }}", &ctx),
+        Ok(json!("none"))
+    );
+    assert_eq!(
+        render("{{ }}", &ctx),
+        Err("failed to resolve  at path : invalid query (nil)".into())
+    );
+}
+
+#[test]
+fn delete_requests_read_the_old_object() {
+    let raw = json!({"operation": "DELETE", "oldObject": {"metadata": {"name": "old"}}});
+    let ctx = Context::new(&crate::request::AdmissionRequest::new(&raw)).unwrap();
+    assert_eq!(
+        render("{{ request.object.metadata.name }}", &ctx),
+        Ok(json!("old"))
+    );
+}
+
+#[test]
+fn documents_substitute_keys_and_values() {
+    let ctx = Context::from_value(json!({"k": "label", "v": "x", "obj": {"inner": "{{v}}"}}));
+    let doc = Document::compile(
+        &json!({"metadata": {"labels": {"{{k}}": "{{v}}"}}, "n": 1, "o": "{{obj}}"}),
+        "",
+        false,
+    );
+    assert_eq!(
+        doc.render(&ctx),
+        Ok(json!({"metadata": {"labels": {"label": "x"}}, "n": 1, "o": {"inner": "x"}}))
+    );
+    assert!(Document::compile(&json!({"a": 1}), "", false).is_plain());
+    let bad = Document::compile(&json!({"a": "{{ a.[ }}"}), "", false);
+    assert_eq!(bad.problems().len(), 1);
+}
+
+#[test]
+fn at_sign_reads_the_current_pattern_path() {
+    let ctx = Context::from_value(
+        json!({"request": {"object": {"spec": {"containers": [{"name": "c1"}]}}}}),
+    );
+    let t = Template::compile("{{@}}", "/spec/containers/0/name", false);
+    assert_eq!(t.render(&ctx), Ok(json!("c1")));
+}

@@ -52,12 +52,7 @@ impl CompiledCondition {
         let key = Document::compile(&c.key, "", delete);
         let value = Document::compile(&c.value, "", delete);
         for (field, doc) in [("key", &key), ("value", &value)] {
-            for (variable, error) in doc.problems() {
-                diags.push(
-                    &key_path(path, field),
-                    format!("variable `{{{{{variable}}}}}`: {error}"),
-                );
-            }
+            crate::rule::report_problems(doc, &key_path(path, field), diags);
         }
         Some(Self {
             key,
@@ -107,6 +102,19 @@ impl CompiledConditions {
                     .unwrap_or_default(),
             },
         }
+    }
+
+    /// The keys and values of every condition.
+    pub fn documents(&self) -> Vec<&Document> {
+        let lists: Vec<&Vec<CompiledCondition>> = match self {
+            Self::Legacy(list) => vec![list],
+            Self::Blocks { any, all } => any.iter().chain(std::iter::once(all)).collect(),
+        };
+        lists
+            .into_iter()
+            .flatten()
+            .flat_map(|c| [&c.key, &c.value])
+            .collect()
     }
 
     /// Kyverno's `EvaluateConditions`: the result, and the messages of the

@@ -136,6 +136,21 @@ impl Context {
             None => Value::Null,
         }
     }
+
+    /// Replaces `request.operation`; returns the previous one.
+    pub fn swap_operation(&mut self, operation: &str) -> String {
+        match self
+            .root
+            .get_mut("request")
+            .and_then(|r| r.get_mut("operation"))
+        {
+            Some(slot) => match std::mem::replace(slot, Value::String(operation.into())) {
+                Value::String(s) => s,
+                _ => String::new(),
+            },
+            None => String::new(),
+        }
+    }
 }
 
 /// `system:serviceaccount:NS:NAME` → (NAME, NS); anything else → empty.

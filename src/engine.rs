@@ -5,11 +5,17 @@
 use serde_json::Value;
 
 use crate::autogen;
+use crate::conditions::{join_non_empty, CompiledConditions};
+use crate::context::Context;
 use crate::diagnostics::Diagnostics;
+use crate::foreach;
 use crate::matching::{rule_applies, Target};
-use crate::pattern::{Outcome, Pattern};
-use crate::policy::{self, CompiledBody};
+use crate::pattern::Pattern;
+use crate::policy;
 use crate::request::AdmissionRequest;
+use crate::rule::{
+    any_pattern_result, load_context, pattern_result, Body, CompiledRule, PatternBody,
+};
 use crate::settings::{self, ApplyRules, FailureAction, FailureActionOverride, PolicySpec, Rule};
 use crate::verdict::{RuleOutcome, RuleStatus};
 use crate::wildcard;
@@ -36,19 +42,24 @@ pub fn evaluate(
         settings::parse_rule(&g.rule, &source.path, &mut ignored)
     })
     .collect();
+    // Built on first use: rules without expressions never pay for it.
+    let mut ctx: Option<Result<Context, String>> = None;
     let mut outcomes = Vec::new();
     for rule in spec.rules.iter().chain(&generated) {
         if !rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target) {
             continue;
         }
-        let Some((status, message)) = run_rule(rule, request) else {
+        let action = failure_action(spec, rule, target.namespace);
+        let Some((status, message)) =
+            run_rule(rule, request, &mut ctx, action == FailureAction::Enforce)
+        else {
             continue;
         };
         outcomes.push(RuleOutcome {
             rule: rule.name.clone(),
             status,
             message,
-            action: failure_action(spec, rule, target.namespace),
+            action,
         });
         if spec.apply_rules == ApplyRules::One
             && matches!(status, RuleStatus::Pass | RuleStatus::Fail)
@@ -59,14 +70,24 @@ pub fn evaluate(
     outcomes
 }
 
+type Result2 = Option<(RuleStatus, String)>;
+
+const EXISTING_VIOLATION: &str =
+    "skipping the rule evaluation as pre-existing violations are allowed";
+
 /// Compiles and runs one selected rule; `None` when Kyverno produces no
-/// result for it (pattern rules on DELETE requests).
-fn run_rule(rule: &Rule, request: &AdmissionRequest<'_>) -> Option<(RuleStatus, String)> {
+/// result for it (pattern rules on DELETE, foreach over nothing).
+fn run_rule(
+    rule: &Rule,
+    request: &AdmissionRequest<'_>,
+    ctx_slot: &mut Option<Result<Context, String>>,
+    enforce: bool,
+) -> Result2 {
+    let delete = request.operation() == "DELETE";
     let mut diags = Diagnostics::default();
     policy::check_selection(rule, &mut diags);
-    let body = policy::compile_body(rule, &mut diags);
-    let body = match body {
-        Some(body) if diags.is_empty() => body,
+    let compiled = match policy::compile_rule(rule, delete, &mut diags) {
+        Some(compiled) if diags.is_empty() => compiled,
         _ => {
             return Some((
                 RuleStatus::Error,
@@ -78,99 +99,168 @@ fn run_rule(rule: &Rule, request: &AdmissionRequest<'_>) -> Option<(RuleStatus, 
             ))
         }
     };
-    if request.operation() == "DELETE" {
-        // Kyverno validates patterns only against a new object.
-        return None;
+    let update = request.operation() == "UPDATE" && !request.old_object().is_null();
+    if !compiled.needs_context() {
+        if delete {
+            // Kyverno validates patterns only against a new object.
+            return None;
+        }
+        let new = run_static(&compiled, request.object());
+        if enforce && update && new.0 == RuleStatus::Fail {
+            // A violation the old object already had does not block the
+            // update (Kyverno's allowExistingViolations default).
+            let old = run_static(&compiled, request.old_object());
+            if old.0 == RuleStatus::Fail {
+                return Some((RuleStatus::Skip, EXISTING_VIOLATION.into()));
+            }
+        }
+        return Some(new);
     }
-    let new = run_body(rule, &body, request.object());
-    let old_object = request.old_object();
-    if request.operation() == "UPDATE" && !old_object.is_null() && new.0 != RuleStatus::Pass {
-        // An existing violation that the update leaves as it was does not
-        // block the update (Kyverno's allowExistingViolations default).
-        let old = run_body(rule, &body, old_object);
-        if old == new {
-            return Some((
-                RuleStatus::Skip,
-                "skipping modified resource as validation results have not changed".into(),
-            ));
+    let ctx = match ctx_slot.get_or_insert_with(|| Context::new(request)) {
+        Ok(ctx) => ctx,
+        Err(e) => return Some((RuleStatus::Error, e.clone())),
+    };
+    let new = run_with_context(&compiled, ctx, delete)?;
+    if enforce && update && new.0 == RuleStatus::Fail {
+        let previous = ctx.swap_object(request.old_object().clone());
+        let operation = ctx.swap_operation("CREATE");
+        let old = run_with_context(&compiled, ctx, false);
+        ctx.swap_operation(&operation);
+        ctx.swap_object(previous);
+        if old.is_some_and(|(status, _)| status == RuleStatus::Fail) {
+            return Some((RuleStatus::Skip, EXISTING_VIOLATION.into()));
         }
     }
     Some(new)
 }
 
-fn run_body(rule: &Rule, body: &CompiledBody, resource: &Value) -> (RuleStatus, String) {
-    match body {
-        CompiledBody::Pattern(pattern) => pattern_result(rule, pattern, resource),
-        CompiledBody::AnyPattern(patterns) => any_pattern_result(rule, patterns, resource),
+/// A rule whose patterns have no variables and that needs no context.
+fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
+    let message = rule.raw_message.as_str();
+    let message = (!message.is_empty()).then_some(message);
+    match &rule.body {
+        Body::Pattern(PatternBody::Static(p)) => pattern_result(&rule.name, message, p, resource),
+        Body::AnyPattern(ps) => {
+            let patterns: Vec<&Pattern> = ps
+                .iter()
+                .filter_map(|p| match p {
+                    PatternBody::Static(p) => Some(p),
+                    PatternBody::Dynamic { .. } => None,
+                })
+                .collect();
+            any_pattern_result(&rule.name, message, &patterns, resource)
+        }
+        _ => (
+            RuleStatus::Error,
+            format!("rule {} needs its variables substituted", rule.name),
+        ),
     }
 }
 
-fn pattern_result(rule: &Rule, pattern: &Pattern, resource: &Value) -> (RuleStatus, String) {
-    match pattern.evaluate(resource) {
-        Outcome::Pass => (
+/// Loads the rule's context, checks its preconditions and runs its body.
+fn run_with_context(rule: &CompiledRule, ctx: &mut Context, delete: bool) -> Result2 {
+    let loaded = load_context(&rule.context, ctx);
+    let result = run_loaded(rule, ctx, delete, &loaded.failures);
+    loaded.undo(ctx);
+    result
+}
+
+fn run_loaded(
+    rule: &CompiledRule,
+    ctx: &mut Context,
+    delete: bool,
+    failures: &[(String, String)],
+) -> Result2 {
+    // Kyverno loads context entries lazily, so a failed entry surfaces only
+    // as a missing key; we add why it failed.
+    let explain = |message: String| {
+        let mut message = message;
+        for (name, why) in failures {
+            if message.contains(&format!("Unknown key \"{name}\"")) {
+                message.push_str(&format!(" (context entry `{name}` did not load: {why})"));
+            }
+        }
+        message
+    };
+    if let Some(pre) = &rule.preconditions {
+        match pre.evaluate(ctx) {
+            Err(e) => {
+                return Some((
+                    RuleStatus::Error,
+                    explain(format!("failed to evaluate preconditions: {e}")),
+                ))
+            }
+            Ok((false, msg)) => {
+                return Some((
+                    RuleStatus::Skip,
+                    join_non_empty(&["preconditions not met", &msg], "; "),
+                ))
+            }
+            Ok((true, _)) => {}
+        }
+    }
+    let object = ctx
+        .root()
+        .get("request")
+        .and_then(|r| r.get("object"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let message = || match rule.message(Some(ctx)) {
+        Ok(m) => m,
+        Err(e) => Some(format!("failed to substitute variables in message: {e}")),
+    };
+    let result = match &rule.body {
+        Body::Deny(conditions) => deny_result(rule, conditions.as_ref(), ctx),
+        Body::Pattern(p) => {
+            if delete {
+                return None;
+            }
+            match p.resolve(ctx) {
+                Err(e) => (RuleStatus::Error, e),
+                Ok(pattern) => pattern_result(&rule.name, message().as_deref(), &pattern, &object),
+            }
+        }
+        Body::AnyPattern(ps) => {
+            if delete {
+                return None;
+            }
+            let mut patterns = Vec::new();
+            for p in ps {
+                match p.resolve(ctx) {
+                    Ok(pattern) => patterns.push(pattern),
+                    Err(e) => return Some((RuleStatus::Error, explain(e))),
+                }
+            }
+            let refs: Vec<&Pattern> = patterns.iter().map(|p| p.as_ref()).collect();
+            any_pattern_result(&rule.name, message().as_deref(), &refs, &object)
+        }
+        Body::Foreach(list) => foreach::evaluate(rule, list, ctx, 0)?,
+    };
+    Some((result.0, explain(result.1)))
+}
+
+/// A deny rule: conditions that hold fail it. No conditions at all hold,
+/// as in Kyverno (an empty legacy list).
+pub fn deny_result(
+    rule: &CompiledRule,
+    conditions: Option<&CompiledConditions>,
+    ctx: &Context,
+) -> (RuleStatus, String) {
+    let outcome = match conditions {
+        None => Ok((true, String::new())),
+        Some(c) => c.evaluate(ctx),
+    };
+    match outcome {
+        Err(e) => (
+            RuleStatus::Error,
+            format!("failed to check deny conditions: {e}"),
+        ),
+        Ok((true, messages)) => (RuleStatus::Fail, rule.deny_message(ctx, &messages)),
+        Ok((false, _)) => (
             RuleStatus::Pass,
             format!("validation rule '{}' passed.", rule.name),
         ),
-        Outcome::Skip(message) => (RuleStatus::Skip, message),
-        Outcome::Fail {
-            path, explanation, ..
-        } => {
-            let mut what = format!("failed at path {path}");
-            if let Some(explanation) = explanation {
-                what.push_str(&format!(" ({explanation})"));
-            }
-            (RuleStatus::Fail, failure_message(rule, &what))
-        }
-        Outcome::Error(error) => (
-            RuleStatus::Error,
-            failure_message(rule, &format!("execution error: {error}")),
-        ),
     }
-}
-
-/// `validation error: MESSAGE. rule NAME failed at path /a/b/`, Kyverno's shape.
-fn failure_message(rule: &Rule, what: &str) -> String {
-    match rule.validate.message.as_deref().filter(|m| !m.is_empty()) {
-        None => format!("validation error: rule {} {what}", rule.name),
-        Some(message) => {
-            let dot = if message.ends_with('.') { "" } else { "." };
-            format!("validation error: {message}{dot} rule {} {what}", rule.name)
-        }
-    }
-}
-
-fn any_pattern_result(rule: &Rule, patterns: &[Pattern], resource: &Value) -> (RuleStatus, String) {
-    let mut failures = Vec::new();
-    let mut skips = Vec::new();
-    for (i, pattern) in patterns.iter().enumerate() {
-        match pattern.evaluate(resource) {
-            Outcome::Pass => {
-                return (
-                    RuleStatus::Pass,
-                    format!("validation rule '{}' anyPattern[{i}] passed.", rule.name),
-                )
-            }
-            Outcome::Skip(message) => {
-                skips.push(format!("rule {}[{i}] skipped: {message}", rule.name))
-            }
-            Outcome::Fail { path, .. } => {
-                failures.push(format!("rule {}[{i}] failed at path {path}", rule.name))
-            }
-            Outcome::Error(error) => {
-                failures.push(format!("rule {}[{i}] failed: {error}", rule.name))
-            }
-        }
-    }
-    if failures.is_empty() {
-        return (RuleStatus::Skip, skips.join(" "));
-    }
-    let errors = failures.join(" ");
-    let message = match rule.validate.message.as_deref().filter(|m| !m.is_empty()) {
-        None => format!("validation error: {errors}"),
-        Some(m) if m.ends_with('.') => format!("validation error: {m} {errors}"),
-        Some(m) => format!("validation error: {m}. {errors}"),
-    };
-    (RuleStatus::Fail, message)
 }
 
 /// Kyverno's precedence: the rule's overrides, the rule's `failureAction`,

@@ -674,7 +674,7 @@ fn compact(value: &Value) -> String {
 }
 
 /// Go's `%T` for a decoded JSON value.
-fn go_type(value: &Value) -> &'static str {
+pub fn go_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "<nil>",
         Value::Bool(_) => "bool",

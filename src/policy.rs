@@ -3,16 +3,11 @@
 
 use serde_json::Value;
 
+use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
-use crate::pattern::Pattern;
-use crate::settings::{self, ContextSource, MatchResources, PolicySpec, Rule, ValidationBody};
-
-/// A rule body ready to evaluate.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CompiledBody {
-    Pattern(Pattern),
-    AnyPattern(Vec<Pattern>),
-}
+use crate::rule::{self, Body, CompiledRule};
+use crate::settings::{self, MatchResources, PolicySpec, Rule, ValidationBody};
+use crate::variables::Document;
 
 /// Parses and compiles the whole policy, reporting every problem with its
 /// settings path. Empty diagnostics mean the settings are valid.
@@ -22,7 +17,7 @@ pub fn check(settings: &Value) -> Diagnostics {
         check_policy_level(&spec, &mut diags);
         for rule in &spec.rules {
             check_selection(rule, &mut diags);
-            compile_body(rule, &mut diags);
+            compile_rule(rule, false, &mut diags);
         }
     }
     diags
@@ -103,91 +98,78 @@ fn check_match_block(block: &MatchResources, path: &str, diags: &mut Diagnostics
     }
 }
 
-/// Compiles the rule's body and rejects what the engine does not evaluate
-/// yet. `None` when anything is wrong (the problems are in `diags`).
-pub fn compile_body(rule: &Rule, diags: &mut Diagnostics) -> Option<CompiledBody> {
+/// Compiles a selected rule and rejects what the engine does not evaluate
+/// yet. `delete` applies Kyverno's DELETE rewrite of `request.object` in
+/// variables. `None` when anything is wrong (the problems are in `diags`).
+pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Option<CompiledRule> {
     let before = diags.errors().len();
     let path = &rule.path;
-    for (i, entry) in rule.context.iter().enumerate() {
-        let what = match entry.source {
-            ContextSource::Variable { .. } => "context variables",
-            ContextSource::External { kind } => kind,
-        };
-        diags.push(
-            &format!("{path}.context[{i}]"),
-            format!("`{what}` context entries are not supported yet"),
-        );
-    }
-    if rule.preconditions.is_some() {
-        diags.not_supported(&key_path(path, "preconditions"), "`preconditions`");
-    }
     if !rule.cel_preconditions.is_empty() {
         diags.not_supported(&key_path(path, "celPreconditions"), "`celPreconditions`");
     }
+    let context = rule::compile_context(&rule.context, path, true, delete, diags);
+    let preconditions_path = key_path(path, "preconditions");
+    let preconditions = rule
+        .preconditions
+        .as_ref()
+        .map(|c| CompiledConditions::compile(c, &preconditions_path, delete, diags));
     let validate_path = key_path(path, "validate");
-    if let Some(message) = &rule.validate.message {
-        if has_variables(message) {
-            diags.not_supported(
-                &key_path(&validate_path, "message"),
-                "substituting variables (`{{ }}`, `$( )`) in `message`",
-            );
+    let message_path = key_path(&validate_path, "message");
+    let message = rule.validate.message.as_ref().map(|m| {
+        let doc = Document::compile(&Value::String(m.clone()), "", delete);
+        rule::report_problems(&doc, &message_path, diags);
+        rule::check_no_element(&doc, &message_path, diags);
+        doc
+    });
+    if let Some(pre) = &preconditions {
+        for doc in pre.documents() {
+            rule::check_no_element(doc, &preconditions_path, diags);
         }
     }
     let body_path = key_path(&validate_path, rule.validate.body.key());
-    let body = match &rule.validate.body {
-        ValidationBody::Pattern(value) => {
-            reject_variables(value, &body_path, diags);
-            CompiledBody::Pattern(Pattern::compile(value, &body_path, diags))
+    match &rule.validate.body {
+        ValidationBody::Pattern(value) => reject_references(value, &body_path, diags),
+        ValidationBody::AnyPattern(values) => {
+            for (i, v) in values.iter().enumerate() {
+                reject_references(v, &format!("{body_path}[{i}]"), diags);
+            }
         }
-        ValidationBody::AnyPattern(values) => CompiledBody::AnyPattern(
-            values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let p = format!("{body_path}[{i}]");
-                    reject_variables(v, &p, diags);
-                    Pattern::compile(v, &p, diags)
-                })
-                .collect(),
-        ),
-        other => {
-            diags.not_supported(&body_path, &format!("`validate.{}`", other.key()));
-            return None;
+        _ => {}
+    }
+    let body = rule::compile_body(&rule.validate.body, &body_path, delete, diags)?;
+    if let Body::Deny(Some(conditions)) = &body {
+        for doc in conditions.documents() {
+            rule::check_no_element(doc, &key_path(&body_path, "conditions"), diags);
         }
+    }
+    let compiled = CompiledRule {
+        name: rule.name.clone(),
+        raw_message: rule.validate.message.clone().unwrap_or_default(),
+        context,
+        preconditions,
+        message,
+        body,
     };
-    (diags.errors().len() == before).then_some(body)
+    (diags.errors().len() == before).then_some(compiled)
 }
 
-fn has_variables(text: &str) -> bool {
-    text.contains("{{") || text.contains("$(")
-}
-
-/// Variables in patterns need the expression engine, not built yet.
-fn reject_variables(value: &Value, path: &str, diags: &mut Diagnostics) {
-    let found = match value {
-        Value::String(s) => has_variables(s),
+/// `$( )` references into the pattern itself are not evaluated yet.
+fn reject_references(value: &Value, path: &str, diags: &mut Diagnostics) {
+    match value {
+        Value::String(s) if s.contains("$(") => {
+            diags.not_supported(path, "`$( )` references to other pattern fields")
+        }
         Value::Array(items) => {
             for item in items {
-                reject_variables(item, path, diags);
+                reject_references(item, path, diags);
             }
-            false
         }
         Value::Object(map) => {
             for (k, v) in map {
-                if has_variables(k) {
-                    diags.not_supported(
-                        &key_path(path, k),
-                        "substituting variables in pattern keys",
-                    );
-                }
-                reject_variables(v, &key_path(path, k), diags);
+                reject_references(v, &key_path(path, k), diags);
             }
-            false
         }
-        _ => false,
-    };
-    if found {
-        diags.not_supported(path, "substituting variables (`{{ }}`, `$( )`) in patterns");
+        _ => {}
     }
 }
 
@@ -236,10 +218,25 @@ mod tests {
                     "rules[0].match.any[0].clusterRoles: needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
                     "rules[0].match.any[0].resources.namespaceSelector: needs the namespace's labels, which the admission request does not carry: not supported yet",
                 ]),
-            ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"deny": {}}))]}),
-                vec!["rules[0].validate.deny: `validate.deny` is not supported yet"]),
-            ("variables_in_pattern", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.name }}"}}}))]}),
-                vec!["rules[0].validate.pattern.metadata.name: substituting variables (`{{ }}`, `$( )`) in patterns is not supported yet"]),
+            ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"cel": {"expressions": [{"expression": "true"}]}}))]}),
+                vec!["rules[0].validate.cel: `validate.cel` is not supported yet"]),
+            ("variables_in_pattern_are_valid", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.name }}"}}}))]}), vec![]),
+            ("bad_expression_in_pattern", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.[ }}"}}}))]}),
+                vec!["rules[0].validate.pattern.metadata.name: variable `{{request.[}}`: SyntaxError: Unexpected nud token -- found Eof at column 9"]),
+            ("unknown_function_in_message", json!({"rules": [pod_rule(json!({"message": "{{ nope(request) }}", "pattern": {}}))]}),
+                vec!["rules[0].validate.message: variable `{{nope(request)}}`: unknown function: nope()"]),
+            ("element_outside_foreach", json!({"rules": [pod_rule(json!({"deny": {"conditions": {"any": [{"key": "{{ element.name }}", "operator": "Equals", "value": "x"}]}}}))]}),
+                vec!["rules[0].validate.deny.conditions: variable `element.name` present outside of foreach"]),
+            ("unknown_condition_operator", json!({"rules": [pod_rule(json!({"deny": {"conditions": {"all": [{"key": "a", "operator": "Matches", "value": "x"}]}}}))]}),
+                vec!["rules[0].validate.deny.conditions.all[0].operator: unknown operator `Matches`; expected one of Equals, NotEquals, AnyIn, AllIn, AnyNotIn, AllNotIn, GreaterThan, GreaterThanOrEquals, LessThan, LessThanOrEquals, DurationGreaterThan, DurationGreaterThanOrEquals, DurationLessThan, DurationLessThanOrEquals, Equal, NotEqual, In, NotIn"]),
+            ("reserved_context_name", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "context": [{"name": "request", "variable": {"value": 1}}], "validate": {"deny": {}}}]}),
+                vec!["rules[0].context[0].name: entry name `request` is invalid as it conflicts with a pre-defined variable `request`"]),
+            ("cluster_context_entry", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "context": [{"name": "cm", "configMap": {"name": "x", "namespace": "y"}}], "validate": {"deny": {}}}]}),
+                vec!["rules[0].context[0].configMap: `configMap` context entries need cluster or registry access: not supported yet"]),
+            ("foreach_list_with_braces", json!({"rules": [pod_rule(json!({"foreach": [{"list": "{{ request.object.spec.containers }}", "deny": {}}]}))]}),
+                vec!["rules[0].validate.foreach[0].list: `{{ request.object.spec.containers }}`: `list` is a JMESPath expression, write it without `{{ }}`"]),
+            ("bad_foreach_list", json!({"rules": [pod_rule(json!({"foreach": [{"list": "a.[", "deny": {}}]}))]}),
+                vec!["rules[0].validate.foreach[0].list: `a.[`: SyntaxError: Unexpected nud token -- found Eof at column 3"]),
             ("every_problem_at_once", json!({"applyRules": "Some", "rules": [pod_rule(json!({})), {"name": "b"}]}),
                 vec![
                     "rules[0].validate: needs one of `pattern`, `anyPattern`, `deny`, `foreach`, `cel`, `podSecurity` or `manifests`",

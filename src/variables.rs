@@ -28,7 +28,7 @@ pub enum VarError {
     Resolve {
         variable: String,
         path: String,
-        error: QueryError,
+        error: Box<QueryError>,
     },
     #[error("expected string after substituting variables in key \"{0}\"")]
     KeyNotString(String),
@@ -167,15 +167,27 @@ impl Template {
         }
     }
 
+    /// The variables' expressions, as written.
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Var { variable, .. } => Some(variable.as_str()),
+            Part::Text(_) => None,
+        })
+    }
+
     /// Expressions in the template that do not compile.
-    pub fn problems(&self) -> Vec<(String, CompileError)> {
+    pub fn problems(&self) -> Vec<Problem> {
         self.parts
             .iter()
             .filter_map(|p| match p {
                 Part::Var {
                     variable,
                     query: Err(QueryError::Compile { error, .. }),
-                } => Some((variable.clone(), error.clone())),
+                } => Some(Problem {
+                    pointer: self.path.clone(),
+                    variable: variable.clone(),
+                    error: error.clone(),
+                }),
                 _ => None,
             })
             .collect()
@@ -216,7 +228,7 @@ impl Template {
         result.map_err(|error| VarError::Resolve {
             variable: variable.to_string(),
             path: self.path.clone(),
-            error,
+            error: Box::new(error),
         })
     }
 }
@@ -280,6 +292,15 @@ fn unescape(text: &str) -> String {
     out
 }
 
+/// An expression that does not compile, where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// The string's pointer path in its document (`/metadata/name`).
+    pub pointer: String,
+    pub variable: String,
+    pub error: CompileError,
+}
+
 /// A JSON document (pattern, condition key or value, context value) with
 /// its variables compiled.
 #[derive(Debug, Clone, PartialEq)]
@@ -330,13 +351,13 @@ impl Document {
     }
 
     /// Expressions that do not compile, with their variable text.
-    pub fn problems(&self) -> Vec<(String, CompileError)> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut out = Vec::new();
         self.collect_problems(&mut out);
         out
     }
 
-    fn collect_problems(&self, out: &mut Vec<(String, CompileError)>) {
+    fn collect_problems(&self, out: &mut Vec<Problem>) {
         match self {
             Document::Plain(_) => {}
             Document::Text(t) => out.extend(t.problems()),
@@ -347,6 +368,29 @@ impl Document {
                         out.extend(t.problems());
                     }
                     d.collect_problems(out);
+                }
+            }
+        }
+    }
+
+    /// Every variable's expression, as written.
+    pub fn variables(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect_variables(&mut out);
+        out
+    }
+
+    fn collect_variables<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Document::Plain(_) => {}
+            Document::Text(t) => out.extend(t.variables()),
+            Document::List(items) => items.iter().for_each(|d| d.collect_variables(out)),
+            Document::Map(entries) => {
+                for (k, d) in entries {
+                    if let Key::Template(_, t) = k {
+                        out.extend(t.variables());
+                    }
+                    d.collect_variables(out);
                 }
             }
         }

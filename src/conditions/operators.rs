@@ -302,7 +302,7 @@ fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
                     } else if is_range(v) {
                         Some(in_range(&k, v))
                     } else {
-                        string_list(v, true).map(|list| list.iter().any(|s| *s == k))
+                        string_list(v, true).map(|list| list.contains(&k))
                     }
                 }
                 _ => None,
@@ -312,7 +312,7 @@ fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
         Some(SetKey::Many(keys)) => {
             let values: Vec<String> = match value {
                 Value::Array(items) => items.iter().map(go::sprint).collect(),
-                Value::Number(_) => vec![go::sprint(value)],
+                Value::Number(_) | Value::Bool(_) => vec![go::sprint(value)],
                 Value::String(v) => {
                     if keys.len() == 1 && keys.first() == Some(v) {
                         return !negate;
@@ -358,7 +358,7 @@ fn all_in(key: &Value, value: &Value, negate: bool) -> bool {
                     } else if is_range(v) {
                         Some(in_range(&k, v))
                     } else {
-                        string_list(v, false).map(|list| list.iter().any(|s| *s == k))
+                        string_list(v, false).map(|list| list.contains(&k))
                     }
                 }
                 _ => None,
@@ -409,7 +409,7 @@ fn legacy_in(key: &Value, value: &Value, negate: bool) -> bool {
                     if wildcard::matches(v, &k) {
                         Some(true)
                     } else {
-                        string_list(v, false).map(|list| list.iter().any(|s| *s == k))
+                        string_list(v, false).map(|list| list.contains(&k))
                     }
                 }
                 _ => None,

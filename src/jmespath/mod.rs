@@ -567,7 +567,7 @@ fn call(function: Function, args: &[Node], data: &Value) -> Result<Value, Search
             };
             let names: Vec<String> = accepted.iter().map(|t| format!("{:?}", t.name())).collect();
             return Err(SearchError::Function(format!(
-                "Invalid type for: {shown}, expected: []jmespath.jpType{{{}}}",
+                "Invalid type for: {shown}, expected: []jmespath.JpType{{{}}}",
                 names.join(", ")
             )));
         }

@@ -123,7 +123,7 @@ fn standard_functions_behave_as_go_jmespath() {
 fn type_errors_are_reported_as_go_jmespath_does() {
     assert_eq!(
         search("length(missing)", &json!({})),
-        Err("Invalid type for: <nil>, expected: []jmespath.jpType{\"string\", \"array\", \"object\"}".into())
+        Err("Invalid type for: <nil>, expected: []jmespath.JpType{\"string\", \"array\", \"object\"}".into())
     );
 }
 

@@ -1,0 +1,295 @@
+//! `validate.foreach`: a JMESPath `list`, and for each element its own
+//! `context`, `preconditions` and body (`pattern`, `anyPattern`, `deny` or
+//! a nested `foreach`), with `element`, `elementIndex` and their
+//! `element<N>` / `elementIndex<N>` forms set, as Kyverno's validator does.
+
+use serde_json::Value;
+
+use crate::conditions::CompiledConditions;
+use crate::context::Context;
+use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::jmespath::Query;
+use crate::rule::{
+    any_pattern_result, compile_context, compile_deny, load_context, pattern_result, CompiledEntry,
+    CompiledRule, PatternBody,
+};
+use crate::settings::{Foreach, ForeachBody};
+use crate::verdict::RuleStatus;
+
+/// Deepest nesting of `foreach` in `foreach` accepted.
+const MAX_NESTING: usize = 8;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledForeach {
+    list_text: String,
+    list: Option<Query>,
+    context: Vec<CompiledEntry>,
+    preconditions: Option<CompiledConditions>,
+    element_scope: Option<bool>,
+    body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Body {
+    Pattern(PatternBody),
+    AnyPattern(Vec<PatternBody>),
+    Deny(Option<CompiledConditions>),
+    Foreach(Vec<CompiledForeach>),
+}
+
+impl CompiledForeach {
+    pub fn compile(f: &Foreach, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
+        Self::compile_nested(f, path, delete, 0, diags)
+    }
+
+    fn compile_nested(
+        f: &Foreach,
+        path: &str,
+        delete: bool,
+        nesting: usize,
+        diags: &mut Diagnostics,
+    ) -> Self {
+        let list_path = key_path(path, "list");
+        let list = if f.list.contains("{{") {
+            // Kyverno never substitutes `list`: such a list fails to parse
+            // and Kyverno silently skips the foreach.
+            diags.push(
+                &list_path,
+                format!(
+                    "`{}`: `list` is a JMESPath expression, write it without `{{{{ }}}}`",
+                    f.list
+                ),
+            );
+            None
+        } else {
+            match Query::compile(f.list.trim()) {
+                Ok(q) => Some(q),
+                Err(e) => {
+                    diags.push(&list_path, format!("`{}`: {e}", f.list));
+                    None
+                }
+            }
+        };
+        let body = match &f.body {
+            ForeachBody::Pattern(v) => Body::Pattern(PatternBody::compile(
+                v,
+                &key_path(path, "pattern"),
+                delete,
+                diags,
+            )),
+            ForeachBody::AnyPattern(vs) => {
+                let p = key_path(path, "anyPattern");
+                Body::AnyPattern(
+                    vs.iter()
+                        .enumerate()
+                        .map(|(i, v)| PatternBody::compile(v, &index_path(&p, i), delete, diags))
+                        .collect(),
+                )
+            }
+            ForeachBody::Deny(d) => {
+                Body::Deny(compile_deny(d, &key_path(path, "deny"), delete, diags))
+            }
+            ForeachBody::Foreach(list) => {
+                let p = key_path(path, "foreach");
+                if nesting + 1 >= MAX_NESTING {
+                    diags.push(
+                        &p,
+                        format!("foreach nests deeper than {MAX_NESTING} levels"),
+                    );
+                    Body::Foreach(Vec::new())
+                } else {
+                    Body::Foreach(
+                        list.iter()
+                            .enumerate()
+                            .map(|(i, f)| {
+                                Self::compile_nested(
+                                    f,
+                                    &index_path(&p, i),
+                                    delete,
+                                    nesting + 1,
+                                    diags,
+                                )
+                            })
+                            .collect(),
+                    )
+                }
+            }
+        };
+        Self {
+            list_text: f.list.trim().to_string(),
+            list,
+            context: compile_context(&f.context, path, false, delete, diags),
+            preconditions: f.preconditions.as_ref().map(|c| {
+                CompiledConditions::compile(c, &key_path(path, "preconditions"), delete, diags)
+            }),
+            element_scope: f.element_scope,
+            body,
+        }
+    }
+}
+
+/// Kyverno's `validateForEach` over a rule's (or an element's) foreach
+/// list: the first result that is not a pass ends it; `None` when no
+/// element was validated.
+pub fn evaluate(
+    rule: &CompiledRule,
+    list: &[CompiledForeach],
+    ctx: &mut Context,
+    nesting: usize,
+) -> Option<(RuleStatus, String)> {
+    let mut applied = 0;
+    for foreach in list {
+        let Some(query) = &foreach.list else {
+            continue;
+        };
+        // A list that cannot be read is skipped, as in Kyverno.
+        let elements = match ctx.search(query) {
+            Ok(v) => match v.into_owned() {
+                Value::Array(items) => items,
+                other => vec![other],
+            },
+            Err(_) => continue,
+        };
+        let (result, count) = validate_elements(rule, foreach, elements, ctx, nesting);
+        if result.0 != RuleStatus::Pass {
+            return Some(result);
+        }
+        applied += count;
+    }
+    (applied > 0).then(|| (RuleStatus::Pass, "rule passed".to_string()))
+}
+
+fn validate_elements(
+    rule: &CompiledRule,
+    foreach: &CompiledForeach,
+    elements: Vec<Value>,
+    ctx: &mut Context,
+    nesting: usize,
+) -> ((RuleStatus, String), usize) {
+    let mut applied = 0;
+    let last = elements.len().saturating_sub(1);
+    for (index, element) in elements.into_iter().enumerate() {
+        if element.is_null() {
+            continue;
+        }
+        let scoped = match foreach.element_scope {
+            None => element.is_object(),
+            Some(true) if !element.is_object() => {
+                return (
+                    (
+                        RuleStatus::Error,
+                        format!(
+                            "failed to process foreach: cannot use elementScope=true foreach rules for elements that are not maps, expected type=map got type={}",
+                            crate::pattern::go_type(&element)
+                        ),
+                    ),
+                    applied,
+                );
+            }
+            Some(scope) => scope,
+        };
+        let names = [
+            ("element".to_string(), element.clone()),
+            (format!("element{nesting}"), element.clone()),
+            ("elementIndex".to_string(), Value::from(index)),
+            (format!("elementIndex{nesting}"), Value::from(index)),
+        ];
+        let previous: Vec<(String, Option<Value>)> = names
+            .into_iter()
+            .map(|(name, value)| {
+                let prev = ctx.set(&name, value);
+                (name, prev)
+            })
+            .collect();
+        let result = validate_element(rule, foreach, &element, scoped, ctx, nesting);
+        for (name, prev) in previous.into_iter().rev() {
+            ctx.restore(&name, prev);
+        }
+        let Some((status, message)) = result else {
+            continue;
+        };
+        match status {
+            RuleStatus::Skip => continue,
+            RuleStatus::Pass => applied += 1,
+            RuleStatus::Error if index < last => continue,
+            RuleStatus::Error | RuleStatus::Fail => {
+                let message = format!(
+                    "validation failure: {message} (foreach `{}`, element {index})",
+                    foreach.list_text
+                );
+                return ((status, message), applied);
+            }
+        }
+    }
+    ((RuleStatus::Pass, String::new()), applied)
+}
+
+/// One element: its context, its preconditions, then the body.
+fn validate_element(
+    rule: &CompiledRule,
+    foreach: &CompiledForeach,
+    element: &Value,
+    scoped: bool,
+    ctx: &mut Context,
+    nesting: usize,
+) -> Option<(RuleStatus, String)> {
+    let loaded = load_context(&foreach.context, ctx);
+    let result = (|| {
+        if let Some(pre) = &foreach.preconditions {
+            match pre.evaluate(ctx) {
+                Err(e) => {
+                    return Some((
+                        RuleStatus::Error,
+                        format!("failed to evaluate preconditions: {e}"),
+                    ))
+                }
+                Ok((false, msg)) => {
+                    let text =
+                        crate::conditions::join_non_empty(&["preconditions not met", &msg], "; ");
+                    return Some((RuleStatus::Skip, text));
+                }
+                Ok((true, _)) => {}
+            }
+        }
+        let object = ctx
+            .root()
+            .get("request")
+            .and_then(|r| r.get("object"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let resource = if scoped { element } else { &object };
+        match &foreach.body {
+            Body::Deny(conditions) => {
+                Some(crate::engine::deny_result(rule, conditions.as_ref(), ctx))
+            }
+            Body::Pattern(p) => Some(match p.resolve(ctx) {
+                Err(e) => (RuleStatus::Error, e),
+                Ok(pattern) => {
+                    let message = rule.message(Some(ctx)).ok().flatten();
+                    pattern_result(&rule.name, message.as_deref(), &pattern, resource)
+                }
+            }),
+            Body::AnyPattern(ps) => {
+                let mut patterns = Vec::new();
+                for p in ps {
+                    match p.resolve(ctx) {
+                        Ok(pattern) => patterns.push(pattern),
+                        Err(e) => return Some((RuleStatus::Error, e)),
+                    }
+                }
+                let refs: Vec<&crate::pattern::Pattern> =
+                    patterns.iter().map(|p| p.as_ref()).collect();
+                let message = rule.message(Some(ctx)).ok().flatten();
+                Some(any_pattern_result(
+                    &rule.name,
+                    message.as_deref(),
+                    &refs,
+                    resource,
+                ))
+            }
+            Body::Foreach(nested) => evaluate(rule, nested, ctx, nesting + 1),
+        }
+    })();
+    loaded.undo(ctx);
+    result
+}

@@ -64,6 +64,18 @@ run_policy() {
   [ $(expr "$output" : '.*autogen-cronjob-disallow-latest-tag: .* failed at path /spec/jobTemplate/spec/template/spec/containers/0/image/.*') -ne 0 ]
 }
 
+@test "accept a labelled Pod from a trusted registry (expressions)" {
+  run_policy pod-expressions.yaml pod-team-ghcr.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "name the pod and the failing container (deny, foreach, variables)" {
+  run_policy pod-expressions.yaml pod-latest-root.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*require-team-label: pod web needs a `team` label.*') -ne 0 ]
+  [ $(expr "$output" : '.*container app uses nginx:latest (foreach `request.object.spec.containers`, element 0).*') -ne 0 ]
+}
+
 @test "reject settings that use an unsupported rule type" {
   run kwctl run --request-path test_data/requests/namespace-production.json \
     --settings-json '{"rules":[{"name":"m","match":{"any":[{"resources":{"kinds":["Pod"]}}]},"mutate":{}}]}' \

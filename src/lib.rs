@@ -29,6 +29,7 @@ pub mod operator;
 pub mod pattern;
 pub mod policy;
 pub mod quantity;
+pub mod references;
 pub mod request;
 pub mod rule;
 pub mod settings;

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
 use crate::rule::{self, Body, CompiledRule};
-use crate::settings::{self, MatchResources, PolicySpec, Rule, ValidationBody};
+use crate::settings::{self, MatchResources, PolicySpec, Rule};
 use crate::variables::Document;
 
 /// Parses and compiles the whole policy, reporting every problem with its
@@ -127,15 +127,6 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
         }
     }
     let body_path = key_path(&validate_path, rule.validate.body.key());
-    match &rule.validate.body {
-        ValidationBody::Pattern(value) => reject_references(value, &body_path, diags),
-        ValidationBody::AnyPattern(values) => {
-            for (i, v) in values.iter().enumerate() {
-                reject_references(v, &format!("{body_path}[{i}]"), diags);
-            }
-        }
-        _ => {}
-    }
     let body = rule::compile_body(&rule.validate.body, &body_path, delete, diags)?;
     if let Body::Deny(Some(conditions)) = &body {
         for doc in conditions.documents() {
@@ -151,26 +142,6 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
         body,
     };
     (diags.errors().len() == before).then_some(compiled)
-}
-
-/// `$( )` references into the pattern itself are not evaluated yet.
-fn reject_references(value: &Value, path: &str, diags: &mut Diagnostics) {
-    match value {
-        Value::String(s) if s.contains("$(") => {
-            diags.not_supported(path, "`$( )` references to other pattern fields")
-        }
-        Value::Array(items) => {
-            for item in items {
-                reject_references(item, path, diags);
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                reject_references(v, &key_path(path, k), diags);
-            }
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::foreach::CompiledForeach;
 use crate::jmespath::Query;
 use crate::pattern::{Outcome, Pattern};
+use crate::references;
 use crate::settings::{ContextEntry, ContextSource, Deny, ValidationBody};
 use crate::variables::{Document, Template, VarError};
 use crate::verdict::RuleStatus;
@@ -34,6 +35,21 @@ pub enum PatternBody {
 
 impl PatternBody {
     pub fn compile(value: &Value, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
+        let resolved;
+        let value = if references::has_references(value) {
+            match references::resolve(value) {
+                Ok(v) => {
+                    resolved = v;
+                    &resolved
+                }
+                Err(e) => {
+                    diags.push(path, e);
+                    value
+                }
+            }
+        } else {
+            value
+        };
         let document = Document::compile(value, "", delete);
         if document.is_plain() {
             return PatternBody::Static(Pattern::compile(value, path, diags));

@@ -14,7 +14,8 @@ use crate::pattern::Pattern;
 use crate::policy;
 use crate::request::AdmissionRequest;
 use crate::rule::{
-    any_pattern_result, load_context, pattern_result, Body, CompiledRule, PatternBody,
+    any_pattern_result, load_context, pattern_result, pod_security_result, Body, CompiledRule,
+    PatternBody,
 };
 use crate::settings::{self, ApplyRules, FailureAction, FailureActionOverride, PolicySpec, Rule};
 use crate::verdict::{RuleOutcome, RuleStatus};
@@ -150,6 +151,7 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
                 .collect();
             any_pattern_result(&rule.name, message, &patterns, resource)
         }
+        Body::PodSecurity(check) => pod_security_result(&rule.name, check, resource),
         _ => (
             RuleStatus::Error,
             format!("rule {} needs its variables substituted", rule.name),
@@ -235,6 +237,12 @@ fn run_loaded(
             any_pattern_result(&rule.name, message().as_deref(), &refs, &object)
         }
         Body::Foreach(list) => foreach::evaluate(rule, list, ctx, 0)?,
+        Body::PodSecurity(check) => {
+            if delete {
+                return None;
+            }
+            pod_security_result(&rule.name, check, &object)
+        }
     };
     Some((result.0, explain(result.1)))
 }

@@ -28,6 +28,7 @@ pub mod matching;
 pub mod operator;
 pub mod pattern;
 pub mod policy;
+pub mod pss;
 pub mod quantity;
 pub mod references;
 pub mod request;

@@ -127,7 +127,7 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
         }
     }
     let body_path = key_path(&validate_path, rule.validate.body.key());
-    let body = rule::compile_body(&rule.validate.body, &body_path, delete, diags)?;
+    let body = rule::compile_body(&rule.name, &rule.validate.body, &body_path, delete, diags)?;
     if let Body::Deny(Some(conditions)) = &body {
         for doc in conditions.documents() {
             rule::check_no_element(doc, &key_path(&body_path, "conditions"), diags);

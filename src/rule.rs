@@ -11,6 +11,7 @@ use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::foreach::CompiledForeach;
 use crate::jmespath::Query;
 use crate::pattern::{Outcome, Pattern};
+use crate::pss::PodSecurityCheck;
 use crate::references;
 use crate::settings::{ContextEntry, ContextSource, Deny, ValidationBody};
 use crate::variables::{Document, Template, VarError};
@@ -338,6 +339,7 @@ pub enum Body {
     AnyPattern(Vec<PatternBody>),
     Deny(Option<CompiledConditions>),
     Foreach(Vec<CompiledForeach>),
+    PodSecurity(PodSecurityCheck),
 }
 
 pub fn compile_deny(
@@ -374,6 +376,7 @@ impl CompiledRule {
                 Body::Pattern(p) => matches!(p, PatternBody::Dynamic { .. }),
                 Body::AnyPattern(ps) => ps.iter().any(|p| matches!(p, PatternBody::Dynamic { .. })),
                 Body::Deny(_) | Body::Foreach(_) => true,
+                Body::PodSecurity(_) => false,
             }
     }
 
@@ -497,14 +500,43 @@ pub fn check_no_element(document: &Document, path: &str, diags: &mut Diagnostics
     }
 }
 
+/// Runs a `podSecurity` check against a Pod or pod controller.
+pub fn pod_security_result(
+    rule: &str,
+    check: &PodSecurityCheck,
+    resource: &Value,
+) -> (RuleStatus, String) {
+    match check.evaluate(resource) {
+        Ok(None) => (
+            RuleStatus::Pass,
+            format!("validation rule '{rule}' passed."),
+        ),
+        Ok(Some(violations)) => (RuleStatus::Fail, check.failure_message(rule, &violations)),
+        Err(e) => (RuleStatus::Error, e),
+    }
+}
+
 /// Compiles a rule's validate body (for `foreach` bodies see `foreach`).
+/// `rule` is the rule's name: autogen's copies (`autogen-…`) get Kyverno's
+/// rewrite of `podSecurity` exclusions.
 pub fn compile_body(
+    rule: &str,
     body: &ValidationBody,
     path: &str,
     delete: bool,
     diags: &mut Diagnostics,
 ) -> Option<Body> {
     Some(match body {
+        ValidationBody::PodSecurity(ps) => {
+            let check = PodSecurityCheck::compile(ps, path, diags)?;
+            Body::PodSecurity(if rule.starts_with("autogen-cronjob-") {
+                check.for_autogen(true)
+            } else if rule.starts_with("autogen-") {
+                check.for_autogen(false)
+            } else {
+                check
+            })
+        }
         ValidationBody::Pattern(v) => Body::Pattern(PatternBody::compile(v, path, delete, diags)),
         ValidationBody::AnyPattern(vs) => Body::AnyPattern(
             vs.iter()

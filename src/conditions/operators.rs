@@ -170,7 +170,9 @@ fn equals(key: &Value, value: &Value) -> bool {
             }
             // A value that is no quantity falls through to the wildcard
             // (Kyverno's CLI tests compare `"300Mi"` with `""` this way).
-            if let (Some(kq), Some(vq)) = (Quantity::parse(k), value.as_str().and_then(Quantity::parse)) {
+            if let (Some(kq), Some(vq)) =
+                (Quantity::parse(k), value.as_str().and_then(Quantity::parse))
+            {
                 return kq.compare(&vq) == Ordering::Equal;
             }
             value.as_str().is_some_and(|v| wildcard::matches(v, k))
@@ -196,7 +198,9 @@ fn not_equals(key: &Value, value: &Value) -> bool {
             if let Some((a, b)) = parse_durations(key, value) {
                 return a != b;
             }
-            if let (Some(kq), Some(vq)) = (Quantity::parse(k), value.as_str().and_then(Quantity::parse)) {
+            if let (Some(kq), Some(vq)) =
+                (Quantity::parse(k), value.as_str().and_then(Quantity::parse))
+            {
                 return kq.compare(&vq) != Ordering::Equal;
             }
             match value.as_str() {

@@ -7,27 +7,12 @@
 //! - Kyverno's functions (`kyverno` module) extend and override the
 //!   standard ones (`functions` module).
 
+mod arithmetic;
 mod functions;
 pub mod go;
+pub mod kyverno;
+mod time;
 pub mod types;
-// TEMPORARY-KYVERNO-START
-pub mod kyverno {
-    use super::types::Signature;
-    use serde_json::Value;
-    #[derive(Debug)]
-    pub struct FunctionError {
-        pub message: String,
-    }
-    pub fn signature(_name: &str) -> Option<&'static Signature> {
-        None
-    }
-    pub fn call(name: &str, _args: &[Value]) -> Result<Value, FunctionError> {
-        Err(FunctionError {
-            message: name.into(),
-        })
-    }
-}
-// TEMPORARY-KYVERNO-END
 
 use std::borrow::Cow;
 

@@ -674,7 +674,7 @@ fn restricted_volumes(_: &Value, spec: &Value) -> Option<Violation> {
             }
             let source = RESTRICTED_VOLUME_SOURCES
                 .iter()
-                .find(|key| set(*key))
+                .find(|key| set(key))
                 .copied()
                 .unwrap_or("unknown");
             Some(FieldError::forbidden_plain(format!(

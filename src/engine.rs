@@ -146,7 +146,7 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
                 .iter()
                 .filter_map(|p| match p {
                     PatternBody::Static(p) => Some(p),
-                    PatternBody::Dynamic { .. } => None,
+                    PatternBody::Dynamic { .. } | PatternBody::Unresolved(_) => None,
                 })
                 .collect();
             any_pattern_result(&rule.name, message, &patterns, resource)

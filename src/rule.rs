@@ -31,7 +31,13 @@ const RESERVED_NAMES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq)]
 pub enum PatternBody {
     Static(Pattern),
-    Dynamic { document: Document, path: String },
+    Dynamic {
+        document: Document,
+        path: String,
+    },
+    /// A `$( )` reference that does not resolve: as in Kyverno, the rule
+    /// errors when it runs.
+    Unresolved(String),
 }
 
 impl PatternBody {
@@ -43,10 +49,7 @@ impl PatternBody {
                     resolved = v;
                     &resolved
                 }
-                Err(e) => {
-                    diags.push(path, e);
-                    value
-                }
+                Err(e) => return PatternBody::Unresolved(e),
             }
         } else {
             value
@@ -69,6 +72,7 @@ impl PatternBody {
     pub fn resolve(&self, ctx: &Context) -> Result<std::borrow::Cow<'_, Pattern>, String> {
         match self {
             PatternBody::Static(p) => Ok(std::borrow::Cow::Borrowed(p)),
+            PatternBody::Unresolved(e) => Err(e.clone()),
             PatternBody::Dynamic { document, path } => {
                 let value = document
                     .render(ctx)
@@ -373,8 +377,8 @@ impl CompiledRule {
             || self.preconditions.is_some()
             || self.message.as_ref().is_some_and(|m| !m.is_plain())
             || match &self.body {
-                Body::Pattern(p) => matches!(p, PatternBody::Dynamic { .. }),
-                Body::AnyPattern(ps) => ps.iter().any(|p| matches!(p, PatternBody::Dynamic { .. })),
+                Body::Pattern(p) => !matches!(p, PatternBody::Static(_)),
+                Body::AnyPattern(ps) => ps.iter().any(|p| !matches!(p, PatternBody::Static(_))),
                 Body::Deny(_) | Body::Foreach(_) => true,
                 Body::PodSecurity(_) => false,
             }

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::autogen;
+use crate::cel;
 use crate::conditions::{join_non_empty, CompiledConditions};
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
@@ -100,6 +101,28 @@ fn run_rule(
             ))
         }
     };
+    let inputs = cel::Inputs {
+        object: request.object(),
+        old_object: request.old_object(),
+        request: request.raw(),
+    };
+    if let Some(pre) = &compiled.cel_preconditions {
+        match pre.evaluate(&inputs) {
+            // Kyverno's match conditions: the rule does not apply.
+            Ok(Some(_)) => return None,
+            Ok(None) => {}
+            Err(e) => return Some((RuleStatus::Error, e)),
+        }
+    }
+    if let Body::Cel(c) = &compiled.body {
+        let (status, message) = c.evaluate(&inputs);
+        let message = if status == RuleStatus::Pass {
+            format!("validation rule '{}' passed.", compiled.name)
+        } else {
+            message
+        };
+        return Some((status, message));
+    }
     let update = request.operation() == "UPDATE" && !request.old_object().is_null();
     if !compiled.needs_context() {
         if delete {
@@ -242,6 +265,14 @@ fn run_loaded(
                 return None;
             }
             pod_security_result(&rule.name, check, &object)
+        }
+        Body::Cel(c) => {
+            let request = ctx.root().get("request").unwrap_or(&Value::Null);
+            c.evaluate(&cel::Inputs {
+                object: &object,
+                old_object: request.get("oldObject").unwrap_or(&Value::Null),
+                request,
+            })
         }
     };
     Some((result.0, explain(result.1)))

@@ -16,6 +16,7 @@
 pub mod admission;
 pub mod anchor;
 pub mod autogen;
+pub mod cel;
 pub mod conditions;
 pub mod context;
 pub mod diagnostics;

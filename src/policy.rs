@@ -104,9 +104,16 @@ fn check_match_block(block: &MatchResources, path: &str, diags: &mut Diagnostics
 pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Option<CompiledRule> {
     let before = diags.errors().len();
     let path = &rule.path;
-    if !rule.cel_preconditions.is_empty() {
-        diags.not_supported(&key_path(path, "celPreconditions"), "`celPreconditions`");
-    }
+    let cel_preconditions = if rule.cel_preconditions.is_empty() {
+        None
+    } else {
+        crate::cel::Preconditions::compile(
+            &rule.cel_preconditions,
+            &key_path(path, "celPreconditions"),
+            diags,
+        )
+        .map(std::sync::Arc::new)
+    };
     let context = rule::compile_context(&rule.context, path, true, delete, diags);
     let preconditions_path = key_path(path, "preconditions");
     let preconditions = rule
@@ -138,6 +145,7 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
         raw_message: rule.validate.message.clone().unwrap_or_default(),
         context,
         preconditions,
+        cel_preconditions,
         message,
         body,
     };
@@ -189,8 +197,8 @@ mod tests {
                     "rules[0].match.any[0].clusterRoles: needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
                     "rules[0].match.any[0].resources.namespaceSelector: needs the namespace's labels, which the admission request does not carry: not supported yet",
                 ]),
-            ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"cel": {"expressions": [{"expression": "true"}]}}))]}),
-                vec!["rules[0].validate.cel: `validate.cel` is not supported yet"]),
+            ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"manifests": {}}))]}),
+                vec!["rules[0].validate.manifests: `validate.manifests` is not supported yet"]),
             ("variables_in_pattern_are_valid", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.name }}"}}}))]}), vec![]),
             ("bad_expression_in_pattern", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.[ }}"}}}))]}),
                 vec!["rules[0].validate.pattern.metadata.name: variable `{{request.[}}`: SyntaxError: Unexpected nud token -- found Eof at column 9"]),

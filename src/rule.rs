@@ -3,8 +3,11 @@
 //! request's context. Patterns without variables are compiled here too;
 //! patterns with variables are compiled after substitution.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
+use crate::cel::{self, CompiledCel};
 use crate::conditions::{join_non_empty, CompiledConditions};
 use crate::context::Context;
 use crate::diagnostics::{index_path, key_path, Diagnostics};
@@ -344,6 +347,7 @@ pub enum Body {
     Deny(Option<CompiledConditions>),
     Foreach(Vec<CompiledForeach>),
     PodSecurity(PodSecurityCheck),
+    Cel(Arc<CompiledCel>),
 }
 
 pub fn compile_deny(
@@ -366,6 +370,7 @@ pub struct CompiledRule {
     pub raw_message: String,
     pub context: Vec<CompiledEntry>,
     pub preconditions: Option<CompiledConditions>,
+    pub cel_preconditions: Option<Arc<cel::Preconditions>>,
     pub message: Option<Document>,
     pub body: Body,
 }
@@ -380,7 +385,7 @@ impl CompiledRule {
                 Body::Pattern(p) => !matches!(p, PatternBody::Static(_)),
                 Body::AnyPattern(ps) => ps.iter().any(|p| !matches!(p, PatternBody::Static(_))),
                 Body::Deny(_) | Body::Foreach(_) => true,
-                Body::PodSecurity(_) => false,
+                Body::PodSecurity(_) | Body::Cel(_) => false,
             }
     }
 
@@ -531,6 +536,7 @@ pub fn compile_body(
     diags: &mut Diagnostics,
 ) -> Option<Body> {
     Some(match body {
+        ValidationBody::Cel(c) => Body::Cel(Arc::new(CompiledCel::compile(c, path, diags)?)),
         ValidationBody::PodSecurity(ps) => {
             let check = PodSecurityCheck::compile(ps, path, diags)?;
             Body::PodSecurity(if rule.starts_with("autogen-cronjob-") {

@@ -1,0 +1,149 @@
+use super::*;
+use crate::settings::CelExpression;
+use serde_json::json;
+
+fn compile(expressions: &[(&str, Option<&str>)], variables: &[(&str, &str)]) -> CompiledCel {
+    let cel = Cel {
+        expressions: expressions
+            .iter()
+            .map(|(e, m)| CelExpression {
+                expression: e.to_string(),
+                message: m.map(str::to_string),
+                message_expression: None,
+                reason: None,
+            })
+            .collect(),
+        variables: variables
+            .iter()
+            .map(|(n, e)| NamedExpression {
+                name: n.to_string(),
+                expression: e.to_string(),
+            })
+            .collect(),
+        ..Cel::default()
+    };
+    let mut diags = Diagnostics::default();
+    let compiled = CompiledCel::compile(&cel, "cel", &mut diags);
+    assert!(diags.is_empty(), "{}", diags.summary());
+    compiled.unwrap()
+}
+
+fn run(c: &CompiledCel, object: Value) -> (RuleStatus, String) {
+    let request = json!({"operation": "CREATE"});
+    c.evaluate(&Inputs {
+        object: &object,
+        old_object: &Value::Null,
+        request: &request,
+    })
+}
+
+#[test]
+fn expressions_decide_as_kubernetes_cel_does() {
+    let pod = json!({"metadata": {"name": "web-1", "labels": {"app": "web"}}, "spec": {"replicas": 3, "containers": [{"name": "a", "image": "nginx:1.2"}, {"name": "b", "image": "ghcr.io/x:latest"}]}});
+    let cases: Vec<(&str, &str, RuleStatus)> = vec![
+        (
+            "integer_arithmetic",
+            "object.spec.replicas + 1 == 4",
+            RuleStatus::Pass,
+        ),
+        (
+            "has_macro",
+            "has(object.metadata.labels.app)",
+            RuleStatus::Pass,
+        ),
+        (
+            "all_macro",
+            "object.spec.containers.all(c, c.image.contains(':'))",
+            RuleStatus::Pass,
+        ),
+        (
+            "exists_fails",
+            "object.spec.containers.exists(c, c.image.endsWith(':latest')) == false",
+            RuleStatus::Fail,
+        ),
+        (
+            "matches_regex",
+            "object.metadata.name.matches('^web-[0-9]+$')",
+            RuleStatus::Pass,
+        ),
+        (
+            "find",
+            "object.metadata.name.find('[0-9]+') == '1'",
+            RuleStatus::Pass,
+        ),
+        (
+            "strings_extension",
+            "object.metadata.name.upperAscii() == 'WEB-1'",
+            RuleStatus::Pass,
+        ),
+        (
+            "split_and_size",
+            "size(object.metadata.name.split('-')) == 2",
+            RuleStatus::Pass,
+        ),
+        (
+            "in_operator",
+            "'app' in object.metadata.labels",
+            RuleStatus::Pass,
+        ),
+        (
+            "missing_key_is_an_error",
+            "object.spec.missing == 1",
+            RuleStatus::Error,
+        ),
+        (
+            "non_bool_is_an_error",
+            "object.spec.replicas",
+            RuleStatus::Error,
+        ),
+    ];
+    for (name, expression, want) in cases {
+        let c = compile(&[(expression, None)], &[]);
+        assert_eq!(run(&c, pod.clone()).0, want, "{name}: {expression}");
+    }
+}
+
+#[test]
+fn messages_and_variables() {
+    let pod = json!({"spec": {"containers": [{"image": "nginx:latest"}]}});
+    let c = compile(
+        &[("!variables.latest", Some("no latest tags"))],
+        &[(
+            "latest",
+            "object.spec.containers.exists(c, c.image.endsWith(':latest'))",
+        )],
+    );
+    assert_eq!(
+        run(&c, pod.clone()),
+        (RuleStatus::Fail, "no latest tags".into())
+    );
+    let c = compile(&[("false", None)], &[]);
+    assert_eq!(
+        run(&c, pod),
+        (RuleStatus::Fail, "failed expression: false".into())
+    );
+}
+
+#[test]
+fn compile_errors_and_cluster_parameters_are_settings_problems() {
+    let cel = Cel {
+        expressions: vec![CelExpression {
+            expression: "object.spec.(".into(),
+            message: None,
+            message_expression: None,
+            reason: None,
+        }],
+        param_kind: Some(json!({"kind": "ConfigMap"})),
+        ..Cel::default()
+    };
+    let mut diags = Diagnostics::default();
+    assert!(CompiledCel::compile(&cel, "cel", &mut diags).is_none());
+    let got: Vec<String> = diags
+        .into_errors()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].starts_with("cel.paramKind: parameter resources need cluster access"));
+    assert!(got[1].starts_with("cel.expressions[0].expression: `object.spec.(` does not compile"));
+}

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ::cel::common::types::{CelBool, CelList, CelString};
+use ::cel::common::types::{CelBool, CelInt, CelList, CelString};
 use ::cel::common::value::Val;
 use ::cel::objects::{Key, Map};
 use ::cel::{Context, Env, ExecutionError, Program, Value as CelValue};
@@ -38,7 +38,25 @@ fn env() -> Result<Env, String> {
         .map_err(|e| e.to_string())?;
     ::cel::add_member_overload!(env, fn find_all: (CelString, CelString) -> Result<CelList>)
         .map_err(|e| e.to_string())?;
+    ::cel::add_overload!(env, fn duration: (CelString) -> Result<CelInt>)
+        .map_err(|e| e.to_string())?;
     Ok(env)
+}
+
+/// `duration('1h30m')`, as nanoseconds: comparisons and arithmetic
+/// between durations work; the `google.protobuf.Duration` methods
+/// (`getHours()`, …) do not, because the CEL crate's duration type would
+/// bring the whole time-zone database into the module.
+fn duration(text: &CelString<'_>) -> Result<CelInt, ExecutionError> {
+    crate::duration::parse(text.inner())
+        .and_then(|ns| i64::try_from(ns).ok())
+        .map(CelInt::from)
+        .ok_or_else(|| {
+            ExecutionError::function_error(
+                "duration",
+                format!("invalid duration '{}'", text.inner()),
+            )
+        })
 }
 
 fn regex(function: &str, pattern: &str) -> Result<regex_lite::Regex, ExecutionError> {
@@ -285,6 +303,8 @@ pub struct Inputs<'a> {
     pub object: &'a Value,
     pub old_object: &'a Value,
     pub request: &'a Value,
+    /// The request's namespace (`""` for cluster-scoped resources).
+    pub namespace: &'a str,
 }
 
 impl Inputs<'_> {
@@ -292,7 +312,14 @@ impl Inputs<'_> {
         ctx.add_variable_from_value("object", to_cel(self.object, 0));
         ctx.add_variable_from_value("oldObject", to_cel(self.old_object, 0));
         ctx.add_variable_from_value("request", to_cel(self.request, 0));
-        ctx.add_variable_from_value("namespaceObject", CelValue::Null);
+        // Only the name is known without cluster access: labels and the
+        // rest of the Namespace are absent (reading them is an error).
+        let namespace = if self.namespace.is_empty() {
+            Value::Null
+        } else {
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+        };
+        ctx.add_variable_from_value("namespaceObject", to_cel(&namespace, 0));
         ctx.add_variable_from_value("params", CelValue::Null);
     }
 }

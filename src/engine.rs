@@ -105,6 +105,7 @@ fn run_rule(
         object: request.object(),
         old_object: request.old_object(),
         request: request.raw(),
+        namespace: request.namespace(),
     };
     if let Some(pre) = &compiled.cel_preconditions {
         match pre.evaluate(&inputs) {
@@ -272,6 +273,10 @@ fn run_loaded(
                 object: &object,
                 old_object: request.get("oldObject").unwrap_or(&Value::Null),
                 request,
+                namespace: request
+                    .get("namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
             })
         }
     };

@@ -34,6 +34,7 @@ fn run(c: &CompiledCel, object: Value) -> (RuleStatus, String) {
         object: &object,
         old_object: &Value::Null,
         request: &request,
+        namespace: "team-a",
     })
 }
 

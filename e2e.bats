@@ -76,6 +76,12 @@ run_policy() {
   [ $(expr "$output" : '.*container app uses nginx:latest (foreach `request.object.spec.containers`, element 0).*') -ne 0 ]
 }
 
+@test "reject a Pod with a latest image through CEL, naming the image" {
+  run_policy pod-cel.yaml pod-latest-root.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*images must be pinned: nginx:latest.*') -ne 0 ]
+}
+
 @test "reject settings that use an unsupported rule type" {
   run kwctl run --request-path test_data/requests/namespace-production.json \
     --settings-json '{"rules":[{"name":"m","match":{"any":[{"resources":{"kinds":["Pod"]}}]},"mutate":{}}]}' \

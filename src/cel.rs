@@ -20,6 +20,15 @@ use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::settings::{Cel, NamedExpression};
 use crate::verdict::RuleStatus;
 
+/// The `reason`s Kubernetes accepts. Kubewarden answers a rejection with
+/// the policy's own code, so the reason is checked but not sent.
+const REASONS: &[&str] = &[
+    "Unauthorized",
+    "Forbidden",
+    "Invalid",
+    "RequestEntityTooLarge",
+];
+
 /// Deepest JSON nesting converted into CEL values.
 const MAX_DEPTH: usize = 64;
 
@@ -208,6 +217,14 @@ impl CompiledCel {
         let mut expressions = Vec::new();
         for (i, e) in cel.expressions.iter().enumerate() {
             let p = index_path(&key_path(path, "expressions"), i);
+            if let Some(reason) = &e.reason {
+                if !REASONS.contains(&reason.as_str()) {
+                    diags.push(
+                        &key_path(&p, "reason"),
+                        format!("must be one of {}, not `{reason}`", REASONS.join(", ")),
+                    );
+                }
+            }
             let program = compile_program(&env, &e.expression, &key_path(&p, "expression"), diags);
             let message_expression = e
                 .message_expression

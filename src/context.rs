@@ -124,6 +124,15 @@ impl Context {
         }
     }
 
+    /// `request.object`, copied (callers go on to change the context).
+    pub fn object(&self) -> Value {
+        self.root
+            .get("request")
+            .and_then(|r| r.get("object"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
     /// Replaces `request.object` (Kyverno re-validates the old object of
     /// an UPDATE this way); returns the previous value.
     pub fn swap_object(&mut self, object: Value) -> Value {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::autogen;
 use crate::cel;
-use crate::conditions::{join_non_empty, CompiledConditions};
+use crate::conditions::CompiledConditions;
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
@@ -15,8 +15,8 @@ use crate::pattern::Pattern;
 use crate::policy;
 use crate::request::AdmissionRequest;
 use crate::rule::{
-    any_pattern_result, load_context, pattern_result, pod_security_result, Body, CompiledRule,
-    PatternBody,
+    any_pattern_result, load_context, pattern_result, pod_security_result, preconditions_result,
+    Body, CompiledRule, PatternBody,
 };
 use crate::settings::{self, ApplyRules, FailureAction, FailureActionOverride, PolicySpec, Rule};
 use crate::verdict::{RuleOutcome, RuleStatus};
@@ -208,29 +208,14 @@ fn run_loaded(
         }
         message
     };
-    if let Some(pre) = &rule.preconditions {
-        match pre.evaluate(ctx) {
-            Err(e) => {
-                return Some((
-                    RuleStatus::Error,
-                    explain(format!("failed to evaluate preconditions: {e}")),
-                ))
-            }
-            Ok((false, msg)) => {
-                return Some((
-                    RuleStatus::Skip,
-                    join_non_empty(&["preconditions not met", &msg], "; "),
-                ))
-            }
-            Ok((true, _)) => {}
-        }
+    if let Some((status, message)) = rule
+        .preconditions
+        .as_ref()
+        .and_then(|pre| preconditions_result(pre, ctx))
+    {
+        return Some((status, explain(message)));
     }
-    let object = ctx
-        .root()
-        .get("request")
-        .and_then(|r| r.get("object"))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let object = ctx.object();
     let message = || match rule.message(Some(ctx)) {
         Ok(m) => m,
         Err(e) => Some(format!("failed to substitute variables in message: {e}")),

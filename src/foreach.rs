@@ -10,8 +10,8 @@ use crate::context::Context;
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::jmespath::Query;
 use crate::rule::{
-    any_pattern_result, compile_context, compile_deny, load_context, pattern_result, CompiledEntry,
-    CompiledRule, PatternBody,
+    any_pattern_result, compile_context, compile_deny, load_context, pattern_result,
+    preconditions_result, CompiledEntry, CompiledRule, PatternBody,
 };
 use crate::settings::{Foreach, ForeachBody};
 use crate::verdict::RuleStatus;
@@ -235,28 +235,14 @@ fn validate_element(
 ) -> Option<(RuleStatus, String)> {
     let loaded = load_context(&foreach.context, ctx);
     let result = (|| {
-        if let Some(pre) = &foreach.preconditions {
-            match pre.evaluate(ctx) {
-                Err(e) => {
-                    return Some((
-                        RuleStatus::Error,
-                        format!("failed to evaluate preconditions: {e}"),
-                    ))
-                }
-                Ok((false, msg)) => {
-                    let text =
-                        crate::conditions::join_non_empty(&["preconditions not met", &msg], "; ");
-                    return Some((RuleStatus::Skip, text));
-                }
-                Ok((true, _)) => {}
-            }
+        if let Some(result) = foreach
+            .preconditions
+            .as_ref()
+            .and_then(|pre| preconditions_result(pre, ctx))
+        {
+            return Some(result);
         }
-        let object = ctx
-            .root()
-            .get("request")
-            .and_then(|r| r.get("object"))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let object = ctx.object();
         let resource = if scoped { element } else { &object };
         match &foreach.body {
             Body::Deny(conditions) => {

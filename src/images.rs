@@ -25,9 +25,7 @@ impl ImageInfo {
         };
         let (rest, digest) = match full.split_once('@') {
             Some((rest, digest)) => {
-                if !valid_digest(digest) {
-                    return Err(bad("invalid reference format"));
-                }
+                check_digest(digest).map_err(bad)?;
                 (rest, digest.to_string())
             }
             None => (full.as_str(), String::new()),
@@ -158,16 +156,30 @@ fn valid_tag(tag: &str) -> bool {
         && tag.chars().all(|c| word(c) || c == '.' || c == '-')
 }
 
-fn valid_digest(digest: &str) -> bool {
-    let Some((algorithm, hex)) = digest.split_once(':') else {
-        return false;
-    };
-    !algorithm.is_empty()
+/// A digest is `algorithm:hex` (32 hex digits at least), and the algorithm
+/// one that go-digest knows, with its length.
+fn check_digest(digest: &str) -> Result<(), &'static str> {
+    const FORMAT: &str = "invalid reference format";
+    let (algorithm, hex) = digest.split_once(':').ok_or(FORMAT)?;
+    let well_formed = !algorithm.is_empty()
         && algorithm
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+._-".contains(c))
         && hex.len() >= 32
-        && hex.chars().all(|c| c.is_ascii_hexdigit())
+        && hex.chars().all(|c| c.is_ascii_hexdigit());
+    if !well_formed {
+        return Err(FORMAT);
+    }
+    let expected = match algorithm {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => return Err("unsupported digest algorithm"),
+    };
+    if hex.len() != expected {
+        return Err("invalid checksum digest length");
+    }
+    Ok(())
 }
 
 /// Where a kind keeps its pod spec, for the kinds Kyverno extracts images from.
@@ -258,6 +270,56 @@ mod tests {
                 "{image}"
             );
             assert_eq!(info.reference(), reference, "{image}");
+        }
+    }
+
+    #[test]
+    fn normalized_references_match_kyvernos_image_normalize() {
+        let digest = "sha256:".to_string() + &"ab".repeat(32);
+        let bad = |image: &str, why: &str| {
+            Err(format!("bad image: {image}, defaultRegistry: docker.io, enableDefaultRegistryMutation: true: {why}"))
+        };
+        let cases = [
+            (
+                "localhost",
+                "localhost/nginx".to_string(),
+                Ok("localhost/nginx:latest".to_string()),
+            ),
+            (
+                "tag_and_digest",
+                format!("nginx:1.2@{digest}"),
+                Ok(format!("docker.io/nginx@{digest}")),
+            ),
+            (
+                "ecr",
+                "123456789012.dkr.ecr.eu-west-3.amazonaws.com/app:v1".into(),
+                Ok("123456789012.dkr.ecr.eu-west-3.amazonaws.com/app:v1".into()),
+            ),
+            (
+                "invalid",
+                "++".into(),
+                bad("docker.io/++", "invalid reference format"),
+            ),
+            (
+                "short_digest",
+                "nginx@sha256:abcd".into(),
+                bad("docker.io/nginx@sha256:abcd", "invalid reference format"),
+            ),
+            (
+                "unknown_algorithm",
+                format!("nginx@md5:{}", "ab".repeat(16)),
+                bad(
+                    &format!("docker.io/nginx@md5:{}", "ab".repeat(16)),
+                    "unsupported digest algorithm",
+                ),
+            ),
+        ];
+        for (name, image, want) in cases {
+            assert_eq!(
+                ImageInfo::parse(&image).map(|i| i.reference()),
+                want,
+                "{name}"
+            );
         }
     }
 

@@ -421,6 +421,25 @@ impl CompiledRule {
     }
 }
 
+/// Checks preconditions: `None` when they hold, otherwise the rule's
+/// result (skip when false, error when they cannot be evaluated).
+pub fn preconditions_result(
+    preconditions: &CompiledConditions,
+    ctx: &Context,
+) -> Option<(RuleStatus, String)> {
+    match preconditions.evaluate(ctx) {
+        Ok((true, _)) => None,
+        Ok((false, msg)) => Some((
+            RuleStatus::Skip,
+            join_non_empty(&["preconditions not met", &msg], "; "),
+        )),
+        Err(e) => Some((
+            RuleStatus::Error,
+            format!("failed to evaluate preconditions: {e}"),
+        )),
+    }
+}
+
 /// `validation error: MSG. rule NAME WHAT`, Kyverno's failure shape.
 pub fn failure_message(rule: &str, message: Option<&str>, what: &str) -> String {
     match message.filter(|m| !m.is_empty()) {

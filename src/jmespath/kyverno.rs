@@ -13,7 +13,6 @@ use serde_json::{Map, Number, Value};
 
 use super::types::{ArgType, Signature};
 
-mod image;
 mod random;
 mod regexp;
 mod semver;
@@ -236,8 +235,8 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, FunctionError> {
         "x509_decode" => x509::decode(string_arg(name, args, 0)?).map_err(FunctionError::new),
         "image_normalize" => {
             let image = string_arg(name, args, 0)?;
-            image::normalize(image)
-                .map(Value::String)
+            crate::images::ImageInfo::parse(image)
+                .map(|info| Value::String(info.reference()))
                 .map_err(|e| generic(name, e))
         }
         "is_external_url" => {

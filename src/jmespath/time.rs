@@ -545,26 +545,6 @@ fn skip<'a>(mut value: &'a [u8], mut prefix: &[u8]) -> Result<&'a [u8], &'a [u8]
     Ok(value)
 }
 
-/// Go's time `leadingInt`: digits up to 2^63.
-fn leading_int(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let mut x: u64 = 0;
-    let mut i = 0;
-    while let Some(&c) = bytes.get(i) {
-        if !c.is_ascii_digit() {
-            break;
-        }
-        if x > (1u64 << 63) / 10 {
-            return None;
-        }
-        x = x * 10 + u64::from(c - b'0');
-        if x > 1u64 << 63 {
-            return None;
-        }
-        i += 1;
-    }
-    Some((x, tail(bytes, i)))
-}
-
 /// Go's time `atoi`: an optional sign and digits, nothing else.
 fn atoi(bytes: &[u8]) -> Option<i64> {
     let (negative, digits) = match bytes.first() {
@@ -572,7 +552,7 @@ fn atoi(bytes: &[u8]) -> Option<i64> {
         Some(b'+') => (false, tail(bytes, 1)),
         _ => (false, bytes),
     };
-    let (x, rest) = leading_int(digits)?;
+    let (x, rest) = crate::duration::leading_int(digits)?;
     if !rest.is_empty() {
         return None;
     }
@@ -653,7 +633,7 @@ fn parse_signed_offset(value: &[u8]) -> usize {
         return 0;
     }
     let digits = tail(value, 1);
-    match leading_int(digits) {
+    match crate::duration::leading_int(digits) {
         Some((x, rest)) if rest.len() != digits.len() && x <= 23 => value.len() - rest.len(),
         _ => 0,
     }

@@ -23,6 +23,18 @@ pub const POD_CONTROLLERS: &[&str] = &[
     "ReplicationController",
     "CronJob",
 ];
+
+/// Where a kind keeps its pod template (the object with the pod's
+/// `metadata` and `spec`): the resource itself for a Pod, `None` for kinds
+/// without pods.
+pub fn pod_template_path(kind: &str) -> Option<&'static [&'static str]> {
+    match kind {
+        "Pod" => Some(&[]),
+        "CronJob" => Some(&["spec", "jobTemplate", "spec", "template"]),
+        k if POD_CONTROLLERS.contains(&k) => Some(&["spec", "template"]),
+        _ => None,
+    }
+}
 const CRONJOB: &str = "CronJob";
 
 const POD_REPLACEMENTS: [(&str, &str); 4] = [

@@ -182,31 +182,17 @@ fn check_digest(digest: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Where a kind keeps its pod spec, for the kinds Kyverno extracts images from.
-fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
-    Some(match kind {
-        "Pod" => &["spec"],
-        "DaemonSet"
-        | "Deployment"
-        | "ReplicaSet"
-        | "ReplicationController"
-        | "StatefulSet"
-        | "Job" => &["spec", "template", "spec"],
-        "CronJob" => &["spec", "jobTemplate", "spec", "template", "spec"],
-        _ => return None,
-    })
-}
-
 /// Kyverno's `images` variable for `resource`: container groups → container
 /// name → image info. `Ok(None)` when the kind has no containers or no
 /// images; an unparsable image is an error, as in Kyverno.
 pub fn images_of(resource: &Value) -> Result<Option<Value>, String> {
     let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
-    let Some(path) = pod_spec_path(kind) else {
+    let Some(template) = crate::autogen::pod_template_path(kind) else {
         return Ok(None);
     };
+    let path: Vec<&str> = template.iter().copied().chain(["spec"]).collect();
     let mut spec = resource;
-    for key in path {
+    for key in &path {
         match spec.get(key) {
             Some(next) => spec = next,
             None => return Ok(None),

@@ -111,15 +111,6 @@ const fn control(
     }
 }
 
-const CONTROLLER_KINDS: [&str; 6] = [
-    "DaemonSet",
-    "Deployment",
-    "Job",
-    "StatefulSet",
-    "ReplicaSet",
-    "ReplicationController",
-];
-
 /// Compiled podSecurity settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PodSecurityCheck {
@@ -332,38 +323,20 @@ fn compile_exclude(
 
 static NULL: Value = Value::Null;
 
-/// The pod metadata and spec, from where Kyverno's `getSpec` reads them. For
-/// a CronJob that is the job template's metadata, not the pod template's.
+/// The pod metadata and spec: the resource's own for a Pod, its pod
+/// template's for a pod controller.
 fn pod_parts<'a>(resource: &'a Value, kind: &str) -> Option<(&'a Value, &'a Value)> {
-    let (meta, spec) = pod_paths(kind)?;
-    let walk = |keys: &[&str]| {
-        keys.iter()
+    // For a CronJob too the pod template's metadata: Kyverno's CronJob
+    // tests reject a forbidden AppArmor annotation found there.
+    let template = crate::autogen::pod_template_path(kind)?;
+    let walk = |last: &str| {
+        template
+            .iter()
+            .chain([&last])
             .try_fold(resource, |v, key| v.get(*key))
             .unwrap_or(&NULL)
     };
-    Some((walk(meta), walk(spec)))
-}
-
-type Path = &'static [&'static str];
-
-fn pod_paths(kind: &str) -> Option<(Path, Path)> {
-    if kind == "Pod" {
-        Some((&["metadata"], &["spec"]))
-    } else if CONTROLLER_KINDS.contains(&kind) {
-        Some((
-            &["spec", "template", "metadata"],
-            &["spec", "template", "spec"],
-        ))
-    } else if kind == "CronJob" {
-        // The pod template's metadata: Kyverno's CronJob tests reject a
-        // forbidden AppArmor annotation found there.
-        Some((
-            &["spec", "jobTemplate", "spec", "template", "metadata"],
-            &["spec", "jobTemplate", "spec", "template", "spec"],
-        ))
-    } else {
-        None
-    }
+    Some((walk("metadata"), walk("spec")))
 }
 
 /// Kyverno's `FormatChecksPrint`, after `convertChecks` moved the fields.
@@ -397,12 +370,11 @@ fn format_failures(failures: &[Failure], kind: &str) -> String {
 /// Kyverno's `convertChecks`: plain substring replacements, so every `spec`
 /// and `metadata` in the path moves, and metadata moves even for Pods.
 fn relocate(field: &str, kind: &str) -> String {
-    let field = if CONTROLLER_KINDS.contains(&kind) {
-        field.replace("spec", "spec.template.spec")
-    } else if kind == "CronJob" {
-        field.replace("spec", "spec.jobTemplate.spec.template.spec")
-    } else {
-        field.to_string()
+    let field = match crate::autogen::pod_template_path(kind) {
+        Some(template) if !template.is_empty() => {
+            field.replace("spec", &format!("{}.spec", template.join(".")))
+        }
+        _ => field.to_string(),
     };
     field.replace("metadata", "spec.template.metadata")
 }

@@ -287,6 +287,19 @@ fn set_key(key: &Value, bools: bool) -> Option<SetKey> {
     }
 }
 
+/// Whether a value string holds scalar key `k`: as a wildcard, a range, or
+/// a JSON list of strings (a plain string is a one-element list only when
+/// `allow_plain`). `None` when the value is valid JSON of another shape.
+fn string_contains(v: &str, k: &str, allow_plain: bool) -> Option<bool> {
+    if wildcard::matches(v, k) {
+        Some(true)
+    } else if is_range(v) {
+        Some(in_range(k, v))
+    } else {
+        string_list(v, allow_plain).map(|list| list.iter().any(|s| s == k))
+    }
+}
+
 /// AnyIn (`negate` = AnyNotIn).
 fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
     match set_key(key, !negate) {
@@ -297,15 +310,7 @@ fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
                 Value::Array(items) => {
                     Some(items.iter().any(|v| either_matches(&go::sprint(v), &k)))
                 }
-                Value::String(v) => {
-                    if wildcard::matches(v, &k) {
-                        Some(true)
-                    } else if is_range(v) {
-                        Some(in_range(&k, v))
-                    } else {
-                        string_list(v, true).map(|list| list.contains(&k))
-                    }
-                }
+                Value::String(v) => string_contains(v, &k, true),
                 _ => None,
             };
             exists.is_some_and(|e| e != negate)
@@ -353,15 +358,7 @@ fn all_in(key: &Value, value: &Value, negate: bool) -> bool {
                 Value::Array(items) => {
                     Some(items.iter().any(|v| wildcard::matches(&k, &go::sprint(v))))
                 }
-                Value::String(v) => {
-                    if wildcard::matches(v, &k) {
-                        Some(true)
-                    } else if is_range(v) {
-                        Some(in_range(&k, v))
-                    } else {
-                        string_list(v, false).map(|list| list.contains(&k))
-                    }
-                }
+                Value::String(v) => string_contains(v, &k, false),
                 _ => None,
             };
             exists.is_some_and(|e| e != negate)

@@ -68,6 +68,17 @@ fn duration(text: &CelString<'_>) -> Result<CelInt, ExecutionError> {
         })
 }
 
+thread_local! {
+    /// Building the environment costs over a millisecond; every CEL rule
+    /// and precondition of a request shares one, built on first use (a
+    /// fresh instance serves one request, so this is once per request).
+    static ENV: std::cell::OnceCell<Result<Arc<Env>, String>> = const { std::cell::OnceCell::new() };
+}
+
+fn shared_env() -> Result<Arc<Env>, String> {
+    ENV.with(|cell| cell.get_or_init(|| env().map(Arc::new)).clone())
+}
+
 fn regex(function: &str, pattern: &str) -> Result<regex_lite::Regex, ExecutionError> {
     regex_lite::Regex::new(pattern).map_err(|e| {
         ExecutionError::function_error(function, format!("'{pattern}' not a valid regex: {e}"))
@@ -195,7 +206,7 @@ impl CompiledCel {
                 "audit annotations are not supported yet",
             );
         }
-        let env = match env() {
+        let env = match shared_env() {
             Ok(env) => env,
             Err(e) => {
                 diags.push(path, format!("the CEL environment failed to build: {e}"));
@@ -246,7 +257,7 @@ impl CompiledCel {
             );
         }
         (diags.errors().len() == before).then(|| Self {
-            env: Arc::new(env),
+            env,
             variables,
             expressions,
         })
@@ -366,7 +377,7 @@ impl PartialEq for Preconditions {
 impl Preconditions {
     pub fn compile(list: &[NamedExpression], path: &str, diags: &mut Diagnostics) -> Option<Self> {
         let before = diags.errors().len();
-        let env = match env() {
+        let env = match shared_env() {
             Ok(env) => env,
             Err(e) => {
                 diags.push(path, format!("the CEL environment failed to build: {e}"));
@@ -384,10 +395,7 @@ impl Preconditions {
                 ))
             })
             .collect();
-        (diags.errors().len() == before).then(|| Self {
-            env: Arc::new(env),
-            conditions,
-        })
+        (diags.errors().len() == before).then(|| Self { env, conditions })
     }
 
     /// `Ok(None)` when all hold; `Ok(Some(name))` names the first that does

@@ -20,7 +20,6 @@ pub mod cel;
 pub mod conditions;
 pub mod context;
 pub mod diagnostics;
-pub mod duration;
 pub mod engine;
 pub mod foreach;
 pub mod images;
@@ -30,7 +29,6 @@ pub mod operator;
 pub mod pattern;
 pub mod policy;
 pub mod pss;
-pub mod quantity;
 pub mod references;
 pub mod request;
 pub mod rule;
@@ -38,6 +36,9 @@ pub mod settings;
 pub mod variables;
 pub mod verdict;
 pub mod wildcard;
+
+// Units shared with the CEL interpreter, under their old paths.
+pub use kube_units::{duration, quantity};
 
 use wapc_guest::{register_function, CallResult};
 

@@ -113,7 +113,7 @@ const GO_UNITS: &[(&str, u64)] = &[
 ];
 
 /// Go's `leadingInt`: the leading digits, `None` past 2^63.
-pub(crate) fn leading_int(s: &[u8]) -> Option<(u64, &[u8])> {
+pub fn leading_int(s: &[u8]) -> Option<(u64, &[u8])> {
     let mut x: u64 = 0;
     let mut i = 0;
     while let Some(&c) = s.get(i) {

@@ -1,0 +1,16 @@
+//! Kubernetes and Go units shared by the policy engine and its CEL
+//! interpreter: resource quantities (`500m`, `1Gi`) and Go durations
+//! (`1h30m`).
+#![deny(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod duration;
+pub mod quantity;

@@ -1,5 +1,4 @@
-SOURCE_FILES := $(shell find src -type f)
-VERSION := $(shell sed -n 's,^version = "\(.*\)",\1,p' Cargo.toml | head -n1)
+SOURCE_FILES := $(shell find src crates -type f -name "*.rs" -o -type f -name Cargo.toml)
 # Honour CARGO_TARGET_DIR, as cargo does.
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 WASM := $(TARGET_DIR)/wasm32-wasip1/release/kyverno_validate_policy.wasm
@@ -14,14 +13,17 @@ SAMPLES := \
 setup:
 	rustup target add wasm32-wasip1
 
-$(WASM): $(SOURCE_FILES) Cargo.toml Cargo.lock
+$(WASM): $(SOURCE_FILES) Cargo.toml Cargo.lock | setup
 	cargo build --target=wasm32-wasip1 --release
 
 policy.wasm: $(WASM)
 	cp $(WASM) policy.wasm
 
+# The version comes from metadata.yml's io.kubewarden.policy.version
+# (tests/metadata.rs keeps it equal to Cargo.toml's).
 artifacthub-pkg.yml: metadata.yml Cargo.toml
-	kwctl scaffold artifacthub --metadata-path metadata.yml --version $(VERSION) --output artifacthub-pkg.yml
+	@command -v kwctl >/dev/null || { echo "kwctl is not installed: see https://github.com/kubewarden/kwctl#installation"; exit 1; }
+	kwctl scaffold artifacthub --metadata-path metadata.yml --output artifacthub-pkg.yml
 
 annotated-policy.wasm: policy.wasm metadata.yml
 	@command -v kwctl >/dev/null || { echo "kwctl is not installed: see https://github.com/kubewarden/kwctl#installation"; exit 1; }

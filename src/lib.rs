@@ -35,6 +35,7 @@ pub mod rule;
 pub mod settings;
 pub mod variables;
 pub mod verdict;
+pub mod webhook_rules;
 pub mod wildcard;
 
 // Units shared with the CEL interpreter, under their old paths.

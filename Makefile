@@ -35,13 +35,13 @@ fmt:
 
 .PHONY: lint
 lint:
-	cargo clippy --all-targets -- -D warnings
+	cargo clippy --workspace --all-targets -- -D warnings
 
 # Unit tests, fixtures natively, and the fixtures through the built module
 # in the wapc + wasmtime host that policy-server uses.
 .PHONY: test
 test: setup policy.wasm
-	cargo test
+	cargo test --workspace
 
 .PHONY: e2e-tests
 e2e-tests: annotated-policy.wasm

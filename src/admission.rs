@@ -5,7 +5,6 @@ use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostics;
-use crate::request::AdmissionRequest;
 use crate::{engine, policy, settings, verdict};
 
 /// HTTP status for a rejected request; the API server turns any code below
@@ -16,7 +15,7 @@ pub const REJECT_CODE: u16 = 400;
 /// Never fails: a payload or settings problem becomes a rejection that says
 /// what is wrong, so a broken policy fails closed.
 pub fn validate(payload: &[u8]) -> ValidationResponse {
-    let document: Value = match serde_json::from_slice(payload) {
+    let mut document: Value = match serde_json::from_slice(payload) {
         Ok(v) => v,
         Err(e) => {
             return reject(
@@ -25,7 +24,7 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
             )
         }
     };
-    let Some(raw_request) = document.get("request") else {
+    let Some(raw_request) = document.get_mut("request").map(Value::take) else {
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
     let settings_doc = document.get("settings").unwrap_or(&Value::Null);
@@ -53,8 +52,7 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let request = AdmissionRequest::new(raw_request);
-    let outcomes = engine::evaluate(&spec, raw_rules, &request);
+    let outcomes = engine::evaluate(&spec, raw_rules, raw_request);
     let verdict = verdict::decide(&outcomes);
     if verdict.accepted {
         ValidationResponse {

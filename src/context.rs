@@ -12,6 +12,8 @@ use crate::images;
 use crate::jmespath::{CompileError, Query, SearchError};
 use crate::request::AdmissionRequest;
 
+static NULL: Value = Value::Null;
+
 /// Why a query of the context failed, worded as Kyverno's `Query` does.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum QueryError {
@@ -27,42 +29,64 @@ pub enum QueryError {
 pub struct Context {
     root: Value,
     delete: bool,
+    /// Why `images` could not be built: Kyverno fails every rule that
+    /// needs the context then.
+    images_error: Option<String>,
 }
 
 impl Context {
-    /// The context Kyverno builds for an admission request. An image that
-    /// does not parse is an error, as it is in Kyverno.
-    pub fn new(request: &AdmissionRequest<'_>) -> Result<Self, String> {
-        let mut req = match request.raw() {
-            Value::Object(map) => map.clone(),
+    /// The context Kyverno builds for an admission request. The request is
+    /// moved in, not copied: a fresh instance serves one request, and a
+    /// large object must not cost a second copy.
+    pub fn new(request: Value) -> Self {
+        let view = AdmissionRequest::new(&request);
+        let delete = view.operation() == "DELETE";
+        let (sa_name, sa_namespace) = service_account(view.username());
+        let images = if delete {
+            Ok(None)
+        } else {
+            images::images_of(view.object()).map_err(|e| {
+                format!("failed to add image information to the policy rule context: {e}")
+            })
+        };
+        let mut req = match request {
+            Value::Object(map) => map,
             _ => Map::new(),
         };
         // Kyverno always has both keys: `null` when the request has no such object.
         for key in ["object", "oldObject"] {
             req.entry(key.to_string()).or_insert(Value::Null);
         }
-        let (sa_name, sa_namespace) = service_account(request.username());
         let mut root = Map::new();
-        let images = if request.operation() == "DELETE" {
-            None
-        } else {
-            images::images_of(request.object()).map_err(|e| {
-                format!("failed to add image information to the policy rule context: {e}")
-            })?
-        };
         root.insert("request".into(), Value::Object(req));
         root.insert("serviceAccountName".into(), Value::String(sa_name));
         root.insert(
             "serviceAccountNamespace".into(),
             Value::String(sa_namespace),
         );
-        if let Some(images) = images {
-            root.insert("images".into(), images);
-        }
-        Ok(Self {
+        let images_error = match images {
+            Ok(Some(images)) => {
+                root.insert("images".into(), images);
+                None
+            }
+            Ok(None) => None,
+            Err(e) => Some(e),
+        };
+        Self {
             root: Value::Object(root),
-            delete: request.operation() == "DELETE",
-        })
+            delete,
+            images_error,
+        }
+    }
+
+    /// Why the context is unusable for rules that read it, if it is.
+    pub fn images_error(&self) -> Option<&str> {
+        self.images_error.as_deref()
+    }
+
+    /// The admission request, as the API server sent it.
+    pub fn request(&self) -> &Value {
+        self.root.get("request").unwrap_or(&NULL)
     }
 
     /// A context over a plain document (tests, `variable.value` + `jmesPath`).
@@ -70,6 +94,7 @@ impl Context {
         Self {
             root,
             delete: false,
+            images_error: None,
         }
     }
 
@@ -124,13 +149,9 @@ impl Context {
         }
     }
 
-    /// `request.object`, copied (callers go on to change the context).
-    pub fn object(&self) -> Value {
-        self.root
-            .get("request")
-            .and_then(|r| r.get("object"))
-            .cloned()
-            .unwrap_or(Value::Null)
+    /// `request.object`.
+    pub fn object(&self) -> &Value {
+        self.request().get("object").unwrap_or(&NULL)
     }
 
     /// Replaces `request.object` (Kyverno re-validates the old object of
@@ -211,7 +232,7 @@ mod tests {
             "userInfo": {"username": "system:serviceaccount:ns1:builder"},
             "object": {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
         });
-        let ctx = Context::new(&AdmissionRequest::new(&raw)).unwrap();
+        let ctx = Context::new(raw);
         assert_eq!(
             ctx.query("request.object.metadata.name").unwrap(),
             json!("p")

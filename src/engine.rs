@@ -25,35 +25,42 @@ use crate::wildcard;
 /// Evaluates every rule that applies to the request, in Kyverno's order:
 /// the policy's rules, then the rules autogen derives for the request's
 /// pod-controller kind. `raw_rules` is the settings' `rules` JSON, from
-/// which autogen derives its rules.
-pub fn evaluate(
-    spec: &PolicySpec,
-    raw_rules: &[Value],
-    request: &AdmissionRequest<'_>,
-) -> Vec<RuleOutcome> {
-    let target = Target::new(request);
-    let generated: Vec<Rule> = autogen::generate(
-        raw_rules,
-        spec.autogen_controllers.as_deref(),
-        &target.gvk.kind,
-    )
-    .into_iter()
-    .filter_map(|g| {
-        let source = spec.rules.get(g.source)?;
-        let mut ignored = Diagnostics::default();
-        settings::parse_rule(&g.rule, &source.path, &mut ignored)
-    })
-    .collect();
-    // Built on first use: rules without expressions never pay for it.
-    let mut ctx: Option<Result<Context, String>> = None;
+/// which autogen derives its rules. The request is moved into the rules'
+/// context once every rule has been matched against it.
+pub fn evaluate(spec: &PolicySpec, raw_rules: &[Value], request: Value) -> Vec<RuleOutcome> {
+    let (generated, selected) = {
+        let view = AdmissionRequest::new(&request);
+        let target = Target::new(&view);
+        let generated: Vec<Rule> = autogen::generate(
+            raw_rules,
+            spec.autogen_controllers.as_deref(),
+            &target.gvk.kind,
+        )
+        .into_iter()
+        .filter_map(|g| {
+            let source = spec.rules.get(g.source)?;
+            let mut ignored = Diagnostics::default();
+            settings::parse_rule(&g.rule, &source.path, &mut ignored)
+        })
+        .collect();
+        let selected: Vec<(usize, FailureAction)> = spec
+            .rules
+            .iter()
+            .chain(&generated)
+            .enumerate()
+            .filter(|(_, rule)| rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target))
+            .map(|(i, rule)| (i, failure_action(spec, rule, target.namespace)))
+            .collect();
+        (generated, selected)
+    };
+    let rules: Vec<&Rule> = spec.rules.iter().chain(&generated).collect();
+    let mut ctx = Context::new(request);
     let mut outcomes = Vec::new();
-    for rule in spec.rules.iter().chain(&generated) {
-        if !rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target) {
+    for (index, action) in selected {
+        let Some(rule) = rules.get(index) else {
             continue;
-        }
-        let action = failure_action(spec, rule, target.namespace);
-        let Some((status, message)) =
-            run_rule(rule, request, &mut ctx, action == FailureAction::Enforce)
+        };
+        let Some((status, message)) = run_rule(rule, &mut ctx, action == FailureAction::Enforce)
         else {
             continue;
         };
@@ -77,15 +84,23 @@ type Result2 = Option<(RuleStatus, String)>;
 const EXISTING_VIOLATION: &str =
     "skipping the rule evaluation as pre-existing violations are allowed";
 
+/// What CEL expressions read, from the request in the context.
+fn cel_inputs(request: &Value) -> cel::Inputs<'_> {
+    let view = AdmissionRequest::new(request);
+    cel::Inputs {
+        object: view.object(),
+        old_object: view.old_object(),
+        request,
+        namespace: view.namespace(),
+    }
+}
+
 /// Compiles and runs one selected rule; `None` when Kyverno produces no
 /// result for it (pattern rules on DELETE, foreach over nothing).
-fn run_rule(
-    rule: &Rule,
-    request: &AdmissionRequest<'_>,
-    ctx_slot: &mut Option<Result<Context, String>>,
-    enforce: bool,
-) -> Result2 {
+fn run_rule(rule: &Rule, ctx: &mut Context, enforce: bool) -> Result2 {
+    let request = AdmissionRequest::new(ctx.request());
     let delete = request.operation() == "DELETE";
+    let update = request.operation() == "UPDATE" && !request.old_object().is_null();
     let mut diags = Diagnostics::default();
     policy::check_selection(rule, &mut diags);
     let compiled = match policy::compile_rule(rule, delete, &mut diags) {
@@ -101,14 +116,8 @@ fn run_rule(
             ))
         }
     };
-    let inputs = cel::Inputs {
-        object: request.object(),
-        old_object: request.old_object(),
-        request: request.raw(),
-        namespace: request.namespace(),
-    };
     if let Some(pre) = &compiled.cel_preconditions {
-        match pre.evaluate(&inputs) {
+        match pre.evaluate(&cel_inputs(ctx.request())) {
             // Kyverno's match conditions: the rule does not apply.
             Ok(Some(_)) => return None,
             Ok(None) => {}
@@ -116,7 +125,7 @@ fn run_rule(
         }
     }
     if let Body::Cel(c) = &compiled.body {
-        let (status, message) = c.evaluate(&inputs);
+        let (status, message) = c.evaluate(&cel_inputs(ctx.request()));
         let message = if status == RuleStatus::Pass {
             format!("validation rule '{}' passed.", compiled.name)
         } else {
@@ -124,7 +133,6 @@ fn run_rule(
         };
         return Some((status, message));
     }
-    let update = request.operation() == "UPDATE" && !request.old_object().is_null();
     if !compiled.needs_context() {
         if delete {
             // Kyverno validates patterns only against a new object.
@@ -141,13 +149,13 @@ fn run_rule(
         }
         return Some(new);
     }
-    let ctx = match ctx_slot.get_or_insert_with(|| Context::new(request)) {
-        Ok(ctx) => ctx,
-        Err(e) => return Some((RuleStatus::Error, e.clone())),
-    };
+    if let Some(e) = ctx.images_error() {
+        return Some((RuleStatus::Error, e.to_string()));
+    }
     let new = run_with_context(&compiled, ctx, delete)?;
     if enforce && update && new.0 == RuleStatus::Fail {
-        let previous = ctx.swap_object(request.old_object().clone());
+        let old_object = AdmissionRequest::new(ctx.request()).old_object().clone();
+        let previous = ctx.swap_object(old_object);
         let operation = ctx.swap_operation("CREATE");
         let old = run_with_context(&compiled, ctx, false);
         ctx.swap_operation(&operation);
@@ -215,8 +223,7 @@ fn run_loaded(
     {
         return Some((status, explain(message)));
     }
-    let object = ctx.object();
-    let message = || match rule.message(Some(ctx)) {
+    let message = |ctx: &Context| match rule.message(Some(ctx)) {
         Ok(m) => m,
         Err(e) => Some(format!("failed to substitute variables in message: {e}")),
     };
@@ -228,7 +235,9 @@ fn run_loaded(
             }
             match p.resolve(ctx) {
                 Err(e) => (RuleStatus::Error, e),
-                Ok(pattern) => pattern_result(&rule.name, message().as_deref(), &pattern, &object),
+                Ok(pattern) => {
+                    pattern_result(&rule.name, message(ctx).as_deref(), &pattern, ctx.object())
+                }
             }
         }
         Body::AnyPattern(ps) => {
@@ -243,27 +252,16 @@ fn run_loaded(
                 }
             }
             let refs: Vec<&Pattern> = patterns.iter().map(|p| p.as_ref()).collect();
-            any_pattern_result(&rule.name, message().as_deref(), &refs, &object)
+            any_pattern_result(&rule.name, message(ctx).as_deref(), &refs, ctx.object())
         }
         Body::Foreach(list) => foreach::evaluate(rule, list, ctx, 0)?,
         Body::PodSecurity(check) => {
             if delete {
                 return None;
             }
-            pod_security_result(&rule.name, check, &object)
+            pod_security_result(&rule.name, check, ctx.object())
         }
-        Body::Cel(c) => {
-            let request = ctx.root().get("request").unwrap_or(&Value::Null);
-            c.evaluate(&cel::Inputs {
-                object: &object,
-                old_object: request.get("oldObject").unwrap_or(&Value::Null),
-                request,
-                namespace: request
-                    .get("namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or(""),
-            })
-        }
+        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request())),
     };
     Some((result.0, explain(result.1)))
 }

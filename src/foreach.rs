@@ -242,8 +242,7 @@ fn validate_element(
         {
             return Some(result);
         }
-        let object = ctx.object();
-        let resource = if scoped { element } else { &object };
+        let resource = if scoped { element } else { ctx.object() };
         match &foreach.body {
             Body::Deny(conditions) => {
                 Some(crate::engine::deny_result(rule, conditions.as_ref(), ctx))

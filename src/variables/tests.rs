@@ -89,7 +89,7 @@ fn missing_variables_are_errors_with_their_name() {
 #[test]
 fn delete_requests_read_the_old_object() {
     let raw = json!({"operation": "DELETE", "oldObject": {"metadata": {"name": "old"}}});
-    let ctx = Context::new(&crate::request::AdmissionRequest::new(&raw)).unwrap();
+    let ctx = Context::new(raw);
     assert_eq!(
         render("{{ request.object.metadata.name }}", &ctx),
         Ok(json!("old"))

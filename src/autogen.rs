@@ -337,22 +337,35 @@ fn finish(rule: Value, plain: &[(&str, &str); 4], cel: &[(&str, &str); 4]) -> Va
     rewrite_strings(rule, table)
 }
 
-fn rewrite_strings(value: Value, table: &[(&str, &str); 4]) -> Value {
-    let replace = |s: String| table.iter().fold(s, |s, (from, to)| s.replace(from, to));
+fn rewrite_strings(mut value: Value, table: &[(&str, &str); 4]) -> Value {
+    rewrite_in_place(&mut value, table);
+    value
+}
+
+/// Replaces in place, allocating only for the strings that change: most
+/// of a rule's strings name no `object` field at all.
+fn rewrite_in_place(value: &mut Value, table: &[(&str, &str); 4]) {
+    let needs = |s: &str| table.iter().any(|(from, _)| s.contains(from));
+    let replace = |s: &str| {
+        table
+            .iter()
+            .fold(s.to_string(), |s, (from, to)| s.replace(from, to))
+    };
     match value {
-        Value::String(s) => Value::String(replace(s)),
-        Value::Array(items) => Value::Array(
-            items
+        Value::String(s) if needs(s) => *s = replace(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_in_place(v, table)),
+        Value::Object(map) if map.keys().any(|k| needs(k)) => {
+            *map = std::mem::take(map)
                 .into_iter()
-                .map(|v| rewrite_strings(v, table))
-                .collect(),
-        ),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (replace(k), rewrite_strings(v, table)))
-                .collect(),
-        ),
-        other => other,
+                .map(|(k, mut v)| {
+                    rewrite_in_place(&mut v, table);
+                    let key = if needs(&k) { replace(&k) } else { k };
+                    (key, v)
+                })
+                .collect();
+        }
+        Value::Object(map) => map.values_mut().for_each(|v| rewrite_in_place(v, table)),
+        _ => {}
     }
 }
 

@@ -188,9 +188,11 @@ fn validate_elements(
             }
             Some(scope) => scope,
         };
+        // One copy per element: `element` takes the element itself and the
+        // scoped resource is read back from it.
         let names = [
-            ("element".to_string(), element.clone()),
             (format!("element{nesting}"), element.clone()),
+            ("element".to_string(), element),
             ("elementIndex".to_string(), Value::from(index)),
             (format!("elementIndex{nesting}"), Value::from(index)),
         ];
@@ -201,7 +203,7 @@ fn validate_elements(
                 (name, prev)
             })
             .collect();
-        let result = validate_element(rule, foreach, &element, scoped, ctx, nesting);
+        let result = validate_element(rule, foreach, scoped, ctx, nesting);
         for (name, prev) in previous.into_iter().rev() {
             ctx.restore(&name, prev);
         }
@@ -228,7 +230,6 @@ fn validate_elements(
 fn validate_element(
     rule: &CompiledRule,
     foreach: &CompiledForeach,
-    element: &Value,
     scoped: bool,
     ctx: &mut Context,
     nesting: usize,
@@ -242,7 +243,11 @@ fn validate_element(
         {
             return Some(result);
         }
-        let resource = if scoped { element } else { ctx.object() };
+        let resource = if scoped {
+            ctx.root().get("element").unwrap_or(&Value::Null)
+        } else {
+            ctx.object()
+        };
         match &foreach.body {
             Body::Deny(conditions) => {
                 Some(crate::engine::deny_result(rule, conditions.as_ref(), ctx))

@@ -352,15 +352,26 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
                 Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
                 Err(e) => return Err(e),
             };
-            let Value::Array(items) = value.as_ref() else {
-                return Ok(Cow::Borrowed(&NULL));
-            };
             let mut out = Vec::new();
-            for item in items {
-                match item {
-                    Value::Array(inner) => out.extend(inner.iter().cloned()),
-                    other => out.push(other.clone()),
+            match value {
+                Cow::Borrowed(Value::Array(items)) => {
+                    for item in items {
+                        match item {
+                            Value::Array(inner) => out.extend(inner.iter().cloned()),
+                            other => out.push(other.clone()),
+                        }
+                    }
                 }
+                // A list built by the expression itself is moved, not copied.
+                Cow::Owned(Value::Array(items)) => {
+                    for item in items {
+                        match item {
+                            Value::Array(inner) => out.extend(inner),
+                            other => out.push(other),
+                        }
+                    }
+                }
+                _ => return Ok(Cow::Borrowed(&NULL)),
             }
             Ok(Cow::Owned(Value::Array(out)))
         }

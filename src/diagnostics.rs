@@ -83,9 +83,77 @@ pub fn index_path(base: &str, index: usize) -> String {
     format!("{base}[{index}]")
 }
 
+/// A settings path built only when a problem is reported: compiling runs
+/// on every request, and almost every node compiles without a problem.
+#[derive(Debug, Clone, Copy)]
+pub struct LazyPath<'a> {
+    parent: Option<&'a LazyPath<'a>>,
+    segment: Segment<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Segment<'a> {
+    Base(&'a str),
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> LazyPath<'a> {
+    pub fn new(base: &'a str) -> Self {
+        Self {
+            parent: None,
+            segment: Segment::Base(base),
+        }
+    }
+
+    pub fn key(&'a self, key: &'a str) -> Self {
+        Self {
+            parent: Some(self),
+            segment: Segment::Key(key),
+        }
+    }
+
+    pub fn index(&'a self, index: usize) -> Self {
+        Self {
+            parent: Some(self),
+            segment: Segment::Index(index),
+        }
+    }
+
+    /// The path as [`key_path`] and [`index_path`] would have built it.
+    pub fn render(&self) -> String {
+        let base = self.parent.map(LazyPath::render).unwrap_or_default();
+        match self.segment {
+            Segment::Base(text) => text.to_string(),
+            Segment::Key(key) => key_path(&base, key),
+            Segment::Index(index) => index_path(&base, index),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lazy_paths_render_like_eager_ones() {
+        let root = LazyPath::new("rules[0].validate.pattern");
+        let spec = root.key("spec");
+        let list = spec.key("containers");
+        let item = list.index(2);
+        let anchored = item.key("(image)");
+        assert_eq!(
+            anchored.render(),
+            key_path(
+                &index_path(
+                    &key_path(&key_path("rules[0].validate.pattern", "spec"), "containers"),
+                    2
+                ),
+                "(image)"
+            )
+        );
+        assert_eq!(LazyPath::new("").key("rules").render(), "rules");
+    }
 
     #[test]
     fn key_path_quotes_keys_with_special_characters() {

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::anchor::{self, AnchorKind};
-use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::diagnostics::{Diagnostics, LazyPath};
 use crate::operator::{self, StringPattern};
 use crate::wildcard::{self, has_wildcard};
 
@@ -156,7 +156,7 @@ pub enum Outcome {
 impl Pattern {
     /// Compiles a pattern, reporting problems under `path` (a settings path).
     pub fn compile(value: &Value, path: &str, diags: &mut Diagnostics) -> Pattern {
-        compile_node(value, path, 0, Place::Other, diags)
+        compile_node(value, &LazyPath::new(path), 0, Place::Other, diags)
     }
 
     /// Kyverno's `MatchPattern`.
@@ -182,14 +182,14 @@ impl Pattern {
 
 fn compile_node(
     value: &Value,
-    path: &str,
+    path: &LazyPath<'_>,
     depth: usize,
     place: Place,
     diags: &mut Diagnostics,
 ) -> Pattern {
     if depth > MAX_DEPTH {
         diags.push(
-            path,
+            &path.render(),
             format!("pattern is nested deeper than {MAX_DEPTH} levels"),
         );
         return Pattern::Scalar(Scalar::Null);
@@ -200,7 +200,7 @@ fn compile_node(
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| compile_node(v, &index_path(path, i), depth + 1, Place::Other, diags))
+                .map(|(i, v)| compile_node(v, &path.index(i), depth + 1, Place::Other, diags))
                 .collect(),
         ),
         Value::Null => Pattern::Scalar(Scalar::Null),
@@ -211,7 +211,7 @@ fn compile_node(
         }),
         Value::String(s) => {
             if let Some(problem) = operator::check(s) {
-                diags.push(path, problem);
+                diags.push(&path.render(), problem);
             }
             Pattern::Scalar(Scalar::String(StringPattern::compile(s)))
         }
@@ -220,7 +220,7 @@ fn compile_node(
 
 fn compile_map(
     map: &Map<String, Value>,
-    path: &str,
+    path: &LazyPath<'_>,
     depth: usize,
     place: Place,
     diags: &mut Diagnostics,
@@ -230,15 +230,15 @@ fn compile_map(
     let mut anchored = Vec::new();
     let mut rest = Vec::new();
     for (raw, value) in map {
-        let entry_path = key_path(path, raw);
+        let entry_path = path.key(raw);
         if let Some(problem) = anchor::malformed(raw) {
-            diags.push(&entry_path, problem);
+            diags.push(&entry_path.render(), problem);
         }
         let parsed = anchor::parse(raw.trim());
         let kind = parsed.as_ref().map(|a| a.kind);
         match kind {
             Some(AnchorKind::AddIfNotPresent) => diags.push(
-                &entry_path,
+                &entry_path.render(),
                 format!(
                     "unsupported anchor `{raw}`: add-if-not-present anchors belong to mutate rules"
                 ),
@@ -246,10 +246,13 @@ fn compile_map(
             Some(AnchorKind::Existence) => match value.as_array() {
                 Some(items) if !items.is_empty() => {}
                 Some(_) => diags.push(
-                    &entry_path,
+                    &entry_path.render(),
                     "existence anchor needs at least one pattern in its list",
                 ),
-                None => diags.push(&entry_path, "existence anchor needs a list of patterns"),
+                None => diags.push(
+                    &entry_path.render(),
+                    "existence anchor needs a list of patterns",
+                ),
             },
             _ => {}
         }

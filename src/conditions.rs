@@ -5,7 +5,7 @@
 
 use crate::context::Context;
 use crate::diagnostics::{index_path, key_path, Diagnostics};
-use crate::settings::{Condition, Conditions};
+use crate::settings::{Condition, Conditions, Deny};
 use crate::variables::{Document, VarError};
 
 pub use operators::Operator;
@@ -52,7 +52,7 @@ impl CompiledCondition {
         let key = Document::compile(&c.key, "", delete);
         let value = Document::compile(&c.value, "", delete);
         for (field, doc) in [("key", &key), ("value", &value)] {
-            crate::rule::report_problems(doc, &key_path(path, field), diags);
+            crate::variables::report_problems(doc, &key_path(path, field), diags);
         }
         Some(Self {
             key,
@@ -176,6 +176,18 @@ pub fn join_non_empty(parts: &[&str], separator: &str) -> String {
 }
 
 pub mod operators;
+
+/// `deny.conditions`, compiled; `None` when the deny has none.
+pub fn compile_deny(
+    deny: &Deny,
+    path: &str,
+    delete: bool,
+    diags: &mut Diagnostics,
+) -> Option<CompiledConditions> {
+    deny.conditions
+        .as_ref()
+        .map(|c| CompiledConditions::compile(c, &key_path(path, "conditions"), delete, diags))
+}
 
 #[cfg(test)]
 mod tests {

@@ -6,18 +6,19 @@ use serde_json::Value;
 
 use crate::autogen;
 use crate::cel;
-use crate::conditions::CompiledConditions;
 use crate::context::Context;
+use crate::context_entries::load_context;
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
 use crate::matching::{rule_applies, Target};
 use crate::pattern::Pattern;
+use crate::pattern_body::PatternBody;
 use crate::policy;
 use crate::request::AdmissionRequest;
-use crate::rule::{
-    any_pattern_result, load_context, pattern_result, pod_security_result, preconditions_result,
-    Body, CompiledRule, PatternBody,
+use crate::results::{
+    any_pattern_result, deny_result, pattern_result, pod_security_result, preconditions_result,
 };
+use crate::rule::{Body, CompiledRule};
 use crate::settings::{self, ApplyRules, FailureAction, FailureActionOverride, PolicySpec, Rule};
 use crate::verdict::{RuleOutcome, RuleStatus};
 use crate::wildcard;
@@ -127,7 +128,7 @@ fn run_rule(rule: &Rule, ctx: &mut Context, enforce: bool) -> Result2 {
     if let Body::Cel(c) = &compiled.body {
         let (status, message) = c.evaluate(&cel_inputs(ctx.request()));
         let message = if status == RuleStatus::Pass {
-            format!("validation rule '{}' passed.", compiled.name)
+            format!("validation rule '{}' passed.", compiled.text.name)
         } else {
             message
         };
@@ -169,10 +170,12 @@ fn run_rule(rule: &Rule, ctx: &mut Context, enforce: bool) -> Result2 {
 
 /// A rule whose patterns have no variables and that needs no context.
 fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
-    let message = rule.raw_message.as_str();
+    let message = rule.text.raw_message.as_str();
     let message = (!message.is_empty()).then_some(message);
     match &rule.body {
-        Body::Pattern(PatternBody::Static(p)) => pattern_result(&rule.name, message, p, resource),
+        Body::Pattern(PatternBody::Static(p)) => {
+            pattern_result(&rule.text.name, message, p, resource)
+        }
         Body::AnyPattern(ps) => {
             let patterns: Vec<&Pattern> = ps
                 .iter()
@@ -181,12 +184,12 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
                     PatternBody::Dynamic { .. } | PatternBody::Unresolved(_) => None,
                 })
                 .collect();
-            any_pattern_result(&rule.name, message, &patterns, resource)
+            any_pattern_result(&rule.text.name, message, &patterns, resource)
         }
-        Body::PodSecurity(check) => pod_security_result(&rule.name, check, resource),
+        Body::PodSecurity(check) => pod_security_result(&rule.text.name, check, resource),
         _ => (
             RuleStatus::Error,
-            format!("rule {} needs its variables substituted", rule.name),
+            format!("rule {} needs its variables substituted", rule.text.name),
         ),
     }
 }
@@ -223,21 +226,24 @@ fn run_loaded(
     {
         return Some((status, explain(message)));
     }
-    let message = |ctx: &Context| match rule.message(Some(ctx)) {
+    let message = |ctx: &Context| match rule.text.message(Some(ctx)) {
         Ok(m) => m,
         Err(e) => Some(format!("failed to substitute variables in message: {e}")),
     };
     let result = match &rule.body {
-        Body::Deny(conditions) => deny_result(rule, conditions.as_ref(), ctx),
+        Body::Deny(conditions) => deny_result(&rule.text, conditions.as_ref(), ctx),
         Body::Pattern(p) => {
             if delete {
                 return None;
             }
             match p.resolve(ctx) {
                 Err(e) => (RuleStatus::Error, e),
-                Ok(pattern) => {
-                    pattern_result(&rule.name, message(ctx).as_deref(), &pattern, ctx.object())
-                }
+                Ok(pattern) => pattern_result(
+                    &rule.text.name,
+                    message(ctx).as_deref(),
+                    &pattern,
+                    ctx.object(),
+                ),
             }
         }
         Body::AnyPattern(ps) => {
@@ -252,42 +258,23 @@ fn run_loaded(
                 }
             }
             let refs: Vec<&Pattern> = patterns.iter().map(|p| p.as_ref()).collect();
-            any_pattern_result(&rule.name, message(ctx).as_deref(), &refs, ctx.object())
+            any_pattern_result(
+                &rule.text.name,
+                message(ctx).as_deref(),
+                &refs,
+                ctx.object(),
+            )
         }
-        Body::Foreach(list) => foreach::evaluate(rule, list, ctx, 0)?,
+        Body::Foreach(list) => foreach::evaluate(&rule.text, list, ctx, 0)?,
         Body::PodSecurity(check) => {
             if delete {
                 return None;
             }
-            pod_security_result(&rule.name, check, ctx.object())
+            pod_security_result(&rule.text.name, check, ctx.object())
         }
         Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request())),
     };
     Some((result.0, explain(result.1)))
-}
-
-/// A deny rule: conditions that hold fail it. No conditions at all hold,
-/// as in Kyverno (an empty legacy list).
-pub fn deny_result(
-    rule: &CompiledRule,
-    conditions: Option<&CompiledConditions>,
-    ctx: &Context,
-) -> (RuleStatus, String) {
-    let outcome = match conditions {
-        None => Ok((true, String::new())),
-        Some(c) => c.evaluate(ctx),
-    };
-    match outcome {
-        Err(e) => (
-            RuleStatus::Error,
-            format!("failed to check deny conditions: {e}"),
-        ),
-        Ok((true, messages)) => (RuleStatus::Fail, rule.deny_message(ctx, &messages)),
-        Ok((false, _)) => (
-            RuleStatus::Pass,
-            format!("validation rule '{}' passed.", rule.name),
-        ),
-    }
 }
 
 /// Kyverno's precedence: the rule's overrides, the rule's `failureAction`,

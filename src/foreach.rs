@@ -7,11 +7,12 @@ use serde_json::Value;
 
 use crate::conditions::CompiledConditions;
 use crate::context::Context;
+use crate::context_entries::{compile_context, load_context, CompiledEntry};
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::jmespath::Query;
-use crate::rule::{
-    any_pattern_result, compile_context, compile_deny, load_context, pattern_result,
-    preconditions_result, CompiledEntry, CompiledRule, PatternBody,
+use crate::pattern_body::PatternBody;
+use crate::results::{
+    any_pattern_result, deny_result, pattern_result, preconditions_result, RuleText,
 };
 use crate::settings::{Foreach, ForeachBody};
 use crate::verdict::RuleStatus;
@@ -86,9 +87,12 @@ impl CompiledForeach {
                         .collect(),
                 )
             }
-            ForeachBody::Deny(d) => {
-                Body::Deny(compile_deny(d, &key_path(path, "deny"), delete, diags))
-            }
+            ForeachBody::Deny(d) => Body::Deny(crate::conditions::compile_deny(
+                d,
+                &key_path(path, "deny"),
+                delete,
+                diags,
+            )),
             ForeachBody::Foreach(list) => {
                 let p = key_path(path, "foreach");
                 if nesting + 1 >= MAX_NESTING {
@@ -132,7 +136,7 @@ impl CompiledForeach {
 /// list: the first result that is not a pass ends it; `None` when no
 /// element was validated.
 pub fn evaluate(
-    rule: &CompiledRule,
+    rule: &RuleText,
     list: &[CompiledForeach],
     ctx: &mut Context,
     nesting: usize,
@@ -160,7 +164,7 @@ pub fn evaluate(
 }
 
 fn validate_elements(
-    rule: &CompiledRule,
+    rule: &RuleText,
     foreach: &CompiledForeach,
     elements: Vec<Value>,
     ctx: &mut Context,
@@ -228,7 +232,7 @@ fn validate_elements(
 
 /// One element: its context, its preconditions, then the body.
 fn validate_element(
-    rule: &CompiledRule,
+    rule: &RuleText,
     foreach: &CompiledForeach,
     scoped: bool,
     ctx: &mut Context,
@@ -249,9 +253,7 @@ fn validate_element(
             ctx.object()
         };
         match &foreach.body {
-            Body::Deny(conditions) => {
-                Some(crate::engine::deny_result(rule, conditions.as_ref(), ctx))
-            }
+            Body::Deny(conditions) => Some(deny_result(rule, conditions.as_ref(), ctx)),
             Body::Pattern(p) => Some(match p.resolve(ctx) {
                 Err(e) => (RuleStatus::Error, e),
                 Ok(pattern) => {

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
+use crate::results::RuleText;
 use crate::rule::{self, Body, CompiledRule};
 use crate::settings::{self, MatchResources, PolicySpec, Rule};
 use crate::variables::Document;
@@ -114,7 +115,7 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
         )
         .map(std::sync::Arc::new)
     };
-    let context = rule::compile_context(&rule.context, path, true, delete, diags);
+    let context = crate::context_entries::compile_context(&rule.context, path, true, delete, diags);
     let preconditions_path = key_path(path, "preconditions");
     let preconditions = rule
         .preconditions
@@ -124,29 +125,31 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
     let message_path = key_path(&validate_path, "message");
     let message = rule.validate.message.as_ref().map(|m| {
         let doc = Document::compile(&Value::String(m.clone()), "", delete);
-        rule::report_problems(&doc, &message_path, diags);
-        rule::check_no_element(&doc, &message_path, diags);
+        crate::variables::report_problems(&doc, &message_path, diags);
+        crate::variables::check_no_element(&doc, &message_path, diags);
         doc
     });
     if let Some(pre) = &preconditions {
         for doc in pre.documents() {
-            rule::check_no_element(doc, &preconditions_path, diags);
+            crate::variables::check_no_element(doc, &preconditions_path, diags);
         }
     }
     let body_path = key_path(&validate_path, rule.validate.body.key());
     let body = rule::compile_body(&rule.name, &rule.validate.body, &body_path, delete, diags)?;
     if let Body::Deny(Some(conditions)) = &body {
         for doc in conditions.documents() {
-            rule::check_no_element(doc, &key_path(&body_path, "conditions"), diags);
+            crate::variables::check_no_element(doc, &key_path(&body_path, "conditions"), diags);
         }
     }
     let compiled = CompiledRule {
-        name: rule.name.clone(),
-        raw_message: rule.validate.message.clone().unwrap_or_default(),
+        text: RuleText {
+            name: rule.name.clone(),
+            raw_message: rule.validate.message.clone().unwrap_or_default(),
+            message,
+        },
         context,
         preconditions,
         cel_preconditions,
-        message,
         body,
     };
     (diags.errors().len() == before).then_some(compiled)

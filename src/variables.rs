@@ -13,6 +13,7 @@
 use serde_json::{Map, Value};
 
 use crate::context::{Context, QueryError};
+use crate::diagnostics::{key_path, Diagnostics};
 use crate::jmespath::{go, CompileError, Query};
 
 /// Bounds the rescans of substituted text (a value that expands to itself
@@ -494,6 +495,32 @@ pub fn substitute_dynamic(
             Ok(Value::Object(out))
         }
         other => Ok(other),
+    }
+}
+
+/// Reports expressions in `document` that do not compile.
+pub fn report_problems(document: &Document, path: &str, diags: &mut Diagnostics) {
+    for problem in document.problems() {
+        let mut at = path.to_string();
+        for segment in problem.pointer.split('/').filter(|s| !s.is_empty()) {
+            at = key_path(&at, &segment.replace("\\/", "/"));
+        }
+        diags.push(
+            &at,
+            format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
+        );
+    }
+}
+
+/// Kyverno rejects `element` variables outside a foreach.
+pub fn check_no_element(document: &Document, path: &str, diags: &mut Diagnostics) {
+    for variable in document.variables() {
+        if variable.starts_with("element") {
+            diags.push(
+                path,
+                format!("variable `{variable}` present outside of foreach"),
+            );
+        }
     }
 }
 

@@ -1,0 +1,231 @@
+//! A rule's or a foreach's `context` entries: compiled once, loaded into
+//! the JSON context in order (each can read the ones before it) and taken
+//! out again after the rule or element.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::jmespath::Query;
+use crate::settings::{ContextEntry, ContextSource};
+use crate::variables::{report_problems, Document, Template};
+
+/// Context entry names Kyverno reserves for its own variables.
+const RESERVED_NAMES: &[&str] = &[
+    "images",
+    "request",
+    "serviceAccountName",
+    "serviceAccountNamespace",
+    "element",
+    "elementIndex",
+];
+
+/// A `context` entry, compiled. Only `variable` entries get this far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledEntry {
+    pub name: String,
+    value: Option<Document>,
+    jmes_path: Option<JmesPath>,
+    default: Option<Document>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum JmesPath {
+    Compiled(Query),
+    /// Has `{{ }}`: substituted, then parsed, per evaluation.
+    Template(Template),
+}
+
+/// Compiles a rule's or a foreach's `context`.
+pub fn compile_context(
+    entries: &[ContextEntry],
+    path: &str,
+    rule_level: bool,
+    delete: bool,
+    diags: &mut Diagnostics,
+) -> Vec<CompiledEntry> {
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let p = index_path(&key_path(path, "context"), i);
+        if rule_level {
+            if let Some(reserved) = RESERVED_NAMES
+                .iter()
+                .find(|r| entry.name == **r || entry.name.starts_with(&format!("{r}.")))
+            {
+                diags.push(
+                    &key_path(&p, "name"),
+                    format!(
+                        "entry name `{}` is invalid as it conflicts with a pre-defined variable `{reserved}`",
+                        entry.name
+                    ),
+                );
+            }
+        }
+        match &entry.source {
+            ContextSource::External { kind } => diags.push(
+                &key_path(&p, kind),
+                format!(
+                    "`{kind}` context entries need cluster or registry access: not supported yet"
+                ),
+            ),
+            ContextSource::Variable {
+                value,
+                jmes_path,
+                default,
+            } => {
+                let vp = key_path(&p, "variable");
+                let doc = |v: &Value, field: &str, diags: &mut Diagnostics| {
+                    let d = Document::compile(v, "", delete);
+                    report_problems(&d, &key_path(&vp, field), diags);
+                    d
+                };
+                let jmes_path = jmes_path.as_ref().map(|text| {
+                    if text.contains("{{") {
+                        let t = Template::compile(text, "", delete);
+                        for problem in t.problems() {
+                            diags.push(
+                                &key_path(&vp, "jmesPath"),
+                                format!(
+                                    "variable `{{{{{}}}}}`: {}",
+                                    problem.variable, problem.error
+                                ),
+                            );
+                        }
+                        JmesPath::Template(t)
+                    } else {
+                        let text = if delete {
+                            text.replace("request.object", "request.oldObject")
+                        } else {
+                            text.clone()
+                        };
+                        match Query::compile(&text) {
+                            Ok(q) => JmesPath::Compiled(q),
+                            Err(e) => {
+                                diags.push(&key_path(&vp, "jmesPath"), format!("`{text}`: {e}"));
+                                JmesPath::Template(Template::compile("", "", delete))
+                            }
+                        }
+                    }
+                });
+                if value.is_none() && jmes_path.is_none() && default.is_none() {
+                    diags.push(&vp, "needs `value`, `jmesPath` or `default`");
+                }
+                out.push(CompiledEntry {
+                    name: entry.name.clone(),
+                    value: value.as_ref().map(|v| doc(v, "value", diags)),
+                    jmes_path,
+                    default: default.as_ref().map(|v| doc(v, "default", diags)),
+                });
+            }
+        }
+    }
+    out
+}
+
+impl CompiledEntry {
+    /// Kyverno's variable loader: the value (or the context) queried with
+    /// `jmesPath`, falling back to `default`; `null` is an error.
+    fn evaluate(&self, ctx: &Context) -> Result<Value, String> {
+        let name = &self.name;
+        let path = match &self.jmes_path {
+            None => None,
+            Some(JmesPath::Compiled(q)) => Some(Cow::Borrowed(q)),
+            Some(JmesPath::Template(t)) => {
+                let text = match t.render(ctx) {
+                    Ok(Value::String(s)) => s,
+                    Ok(_) => return Err(format!("jmespath value must be a string {name}")),
+                    Err(e) => {
+                        return Err(format!(
+                            "failed to substitute variables in context entry {name}: {e}"
+                        ))
+                    }
+                };
+                Some(Cow::Owned(Query::compile(&text).map_err(|e| {
+                    format!("failed to compile JMESPath: {text}, error: {e}")
+                })?))
+            }
+        };
+        let default = match &self.default {
+            Some(d) => Some(d.render(ctx).map_err(|e| {
+                format!("failed to substitute variables in context entry {name}: {e}")
+            })?),
+            None => None,
+        };
+        let has_default = default.as_ref().is_some_and(|d| !d.is_null());
+        let mut output = default.unwrap_or(Value::Null);
+        match (&self.value, path) {
+            (Some(value), path) => {
+                let value = value.render(ctx).map_err(|e| {
+                    format!("failed to substitute variables in context entry {name}: {e}")
+                })?;
+                match path {
+                    None => output = value,
+                    Some(q) => match q.search(&value) {
+                        Ok(v) => output = v.into_owned(),
+                        Err(e) if !has_default => {
+                            return Err(format!(
+                                "failed to apply jmespath {} to variable {}: {e}",
+                                q.text(),
+                                crate::jmespath::go::sprint(&value)
+                            ))
+                        }
+                        Err(_) => {}
+                    },
+                }
+            }
+            (None, Some(q)) => match ctx.search(&q) {
+                Ok(v) if !v.is_null() => output = v.into_owned(),
+                Ok(_) => {}
+                Err(e) if !has_default => {
+                    return Err(format!(
+                        "failed to apply jmespath {} to variable <nil>: {e}",
+                        q.text()
+                    ))
+                }
+                Err(_) => {}
+            },
+            (None, None) => {}
+        }
+        if output.is_null() {
+            return Err(format!(
+                "failed to add context entry for variable {name} since it evaluated to nil"
+            ));
+        }
+        Ok(output)
+    }
+}
+
+/// What loading a context put into the context, to take it out again.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    previous: Vec<(String, Option<Value>)>,
+    /// Entries that failed to load, with why: Kyverno loads lazily and a
+    /// failed entry only shows as a missing key later, so we keep the
+    /// reason for the message.
+    pub failures: Vec<(String, String)>,
+}
+
+impl Loaded {
+    pub fn undo(self, ctx: &mut Context) {
+        for (name, previous) in self.previous.into_iter().rev() {
+            ctx.restore(&name, previous);
+        }
+    }
+}
+
+/// Loads entries in order; each can read the ones before it.
+pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context) -> Loaded {
+    let mut loaded = Loaded::default();
+    for entry in entries {
+        match entry.evaluate(ctx) {
+            Ok(value) => {
+                let previous = ctx.set(&entry.name, value);
+                loaded.previous.push((entry.name.clone(), previous));
+            }
+            Err(e) => loaded.failures.push((entry.name.clone(), e)),
+        }
+    }
+    loaded
+}

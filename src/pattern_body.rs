@@ -1,0 +1,100 @@
+//! A validate pattern as written in a rule: compiled once when it has no
+//! `{{ }}` variables, otherwise substituted and compiled per evaluation;
+//! `$( )` references are resolved when it compiles.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::diagnostics::Diagnostics;
+use crate::pattern::Pattern;
+use crate::references;
+use crate::variables::{report_problems, Document};
+
+/// A pattern, compiled now or, when it has variables, after substitution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatternBody {
+    Static(Pattern),
+    Dynamic {
+        document: Document,
+        path: String,
+    },
+    /// A `$( )` reference that does not resolve: as in Kyverno, the rule
+    /// errors when it runs.
+    Unresolved(String),
+}
+
+impl PatternBody {
+    pub fn compile(value: &Value, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
+        let resolved;
+        let value = if references::has_references(value) {
+            match references::resolve(value) {
+                Ok(v) => {
+                    resolved = v;
+                    &resolved
+                }
+                Err(e) => return PatternBody::Unresolved(e),
+            }
+        } else {
+            value
+        };
+        let document = Document::compile(value, "", delete);
+        if document.is_plain() {
+            return PatternBody::Static(Pattern::compile(value, path, diags));
+        }
+        report_problems(&document, path, diags);
+        // Check the pattern's shape with every variable standing for `*`.
+        Pattern::compile(&placeholders(value), path, diags);
+        PatternBody::Dynamic {
+            document,
+            path: path.to_string(),
+        }
+    }
+
+    /// The pattern for this evaluation; an error when substitution fails or
+    /// the substituted pattern is malformed.
+    pub fn resolve(&self, ctx: &Context) -> Result<Cow<'_, Pattern>, String> {
+        match self {
+            PatternBody::Static(p) => Ok(Cow::Borrowed(p)),
+            PatternBody::Unresolved(e) => Err(e.clone()),
+            PatternBody::Dynamic { document, path } => {
+                let value = document
+                    .render(ctx)
+                    .map_err(|e| format!("variable substitution failed: {e}"))?;
+                let mut diags = Diagnostics::default();
+                let pattern = Pattern::compile(&value, path, &mut diags);
+                if diags.is_empty() {
+                    Ok(Cow::Owned(pattern))
+                } else {
+                    Err(format!(
+                        "the pattern is invalid after variable substitution: {}",
+                        diags.summary()
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// `value` with each string holding a variable replaced by `*` and each
+/// such key by a plain name, for checking a pattern's shape.
+fn placeholders(value: &Value) -> Value {
+    match value {
+        Value::String(s) if s.contains("{{") => Value::String("*".into()),
+        Value::Array(items) => Value::Array(items.iter().map(placeholders).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let key = if k.contains("{{") {
+                        "variable".to_string()
+                    } else {
+                        k.clone()
+                    };
+                    (key, placeholders(v))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,190 @@
+//! What a rule's evaluation says: pass, fail, skip or error, with Kyverno's
+//! messages (`validation error: MSG. rule NAME failed at path /a/b/`).
+
+use serde_json::Value;
+
+use crate::conditions::{join_non_empty, CompiledConditions};
+use crate::context::Context;
+use crate::pattern::{Outcome, Pattern};
+use crate::pss::PodSecurityCheck;
+use crate::variables::{Document, Template, VarError};
+use crate::verdict::RuleStatus;
+
+/// A rule's name and `validate.message`, which every result quotes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleText {
+    pub name: String,
+    /// `validate.message` as written (deny messages substitute it joined
+    /// with the conditions' messages).
+    pub raw_message: String,
+    /// `validate.message`, compiled.
+    pub message: Option<Document>,
+}
+
+impl RuleText {
+    /// The rule's `validate.message`, substituted.
+    pub fn message(&self, ctx: Option<&Context>) -> Result<Option<String>, VarError> {
+        match (&self.message, ctx) {
+            (None, _) => Ok(None),
+            (Some(Document::Plain(v)), _) => Ok(v.as_str().map(str::to_string)),
+            (Some(doc), Some(ctx)) => Ok(Some(match doc.render(ctx)? {
+                Value::String(s) => s,
+                other => crate::jmespath::go::sprint(&other),
+            })),
+            (Some(_), None) => Ok(None),
+        }
+    }
+
+    /// Kyverno's deny message: the rule's message and the messages of the
+    /// conditions that held, substituted together.
+    pub fn deny_message(&self, ctx: &Context, condition_messages: &str) -> String {
+        let raw = &self.raw_message;
+        if raw.is_empty() && condition_messages.is_empty() {
+            return format!("validation error: rule {} failed", self.name);
+        }
+        let joined = join_non_empty(&[raw, condition_messages], "; ");
+        match Template::compile(&joined, "", ctx.is_delete()).render(ctx) {
+            Ok(Value::String(s)) => s,
+            Ok(_) => {
+                "the produced message didn't resolve to a string, check your policy definition."
+                    .into()
+            }
+            Err(_) => condition_messages.to_string(),
+        }
+    }
+}
+
+/// Checks preconditions: `None` when they hold, otherwise the rule's
+/// result (skip when false, error when they cannot be evaluated).
+pub fn preconditions_result(
+    preconditions: &CompiledConditions,
+    ctx: &Context,
+) -> Option<(RuleStatus, String)> {
+    match preconditions.evaluate(ctx) {
+        Ok((true, _)) => None,
+        Ok((false, msg)) => Some((
+            RuleStatus::Skip,
+            join_non_empty(&["preconditions not met", &msg], "; "),
+        )),
+        Err(e) => Some((
+            RuleStatus::Error,
+            format!("failed to evaluate preconditions: {e}"),
+        )),
+    }
+}
+
+/// `validation error: MSG. rule NAME WHAT`, Kyverno's failure shape.
+pub fn failure_message(rule: &str, message: Option<&str>, what: &str) -> String {
+    match message.filter(|m| !m.is_empty()) {
+        None => format!("validation error: rule {rule} {what}"),
+        Some(message) => {
+            let dot = if message.ends_with('.') { "" } else { "." };
+            format!("validation error: {message}{dot} rule {rule} {what}")
+        }
+    }
+}
+
+/// Runs one pattern against `resource` (`Outcome` → status and message).
+pub fn pattern_result(
+    rule: &str,
+    message: Option<&str>,
+    pattern: &Pattern,
+    resource: &Value,
+) -> (RuleStatus, String) {
+    match pattern.evaluate(resource) {
+        Outcome::Pass => (
+            RuleStatus::Pass,
+            format!("validation rule '{rule}' passed."),
+        ),
+        Outcome::Skip(message) => (RuleStatus::Skip, message),
+        Outcome::Fail {
+            path, explanation, ..
+        } => {
+            let mut what = format!("failed at path {path}");
+            if let Some(explanation) = explanation {
+                what.push_str(&format!(" ({explanation})"));
+            }
+            (RuleStatus::Fail, failure_message(rule, message, &what))
+        }
+        Outcome::Error(error) => (
+            RuleStatus::Error,
+            failure_message(rule, message, &format!("execution error: {error}")),
+        ),
+    }
+}
+
+/// anyPattern: the first passing pattern passes; otherwise every failure.
+pub fn any_pattern_result(
+    rule: &str,
+    message: Option<&str>,
+    patterns: &[&Pattern],
+    resource: &Value,
+) -> (RuleStatus, String) {
+    let mut failures = Vec::new();
+    let mut skips = Vec::new();
+    for (i, pattern) in patterns.iter().enumerate() {
+        match pattern.evaluate(resource) {
+            Outcome::Pass => {
+                return (
+                    RuleStatus::Pass,
+                    format!("validation rule '{rule}' anyPattern[{i}] passed."),
+                )
+            }
+            Outcome::Skip(message) => skips.push(format!("rule {rule}[{i}] skipped: {message}")),
+            Outcome::Fail { path, .. } => {
+                failures.push(format!("rule {rule}[{i}] failed at path {path}"))
+            }
+            Outcome::Error(error) => failures.push(format!("rule {rule}[{i}] failed: {error}")),
+        }
+    }
+    if failures.is_empty() {
+        return (RuleStatus::Skip, skips.join(" "));
+    }
+    let errors = failures.join(" ");
+    let text = match message.filter(|m| !m.is_empty()) {
+        None => format!("validation error: {errors}"),
+        Some(m) if m.ends_with('.') => format!("validation error: {m} {errors}"),
+        Some(m) => format!("validation error: {m}. {errors}"),
+    };
+    (RuleStatus::Fail, text)
+}
+
+/// Runs a `podSecurity` check against a Pod or pod controller.
+pub fn pod_security_result(
+    rule: &str,
+    check: &PodSecurityCheck,
+    resource: &Value,
+) -> (RuleStatus, String) {
+    match check.evaluate(resource) {
+        Ok(None) => (
+            RuleStatus::Pass,
+            format!("validation rule '{rule}' passed."),
+        ),
+        Ok(Some(violations)) => (RuleStatus::Fail, check.failure_message(rule, &violations)),
+        Err(e) => (RuleStatus::Error, e),
+    }
+}
+
+/// A deny rule: conditions that hold fail it. No conditions at all hold,
+/// as in Kyverno (an empty legacy list).
+pub fn deny_result(
+    rule: &RuleText,
+    conditions: Option<&CompiledConditions>,
+    ctx: &Context,
+) -> (RuleStatus, String) {
+    let outcome = match conditions {
+        None => Ok((true, String::new())),
+        Some(c) => c.evaluate(ctx),
+    };
+    match outcome {
+        Err(e) => (
+            RuleStatus::Error,
+            format!("failed to check deny conditions: {e}"),
+        ),
+        Ok((true, messages)) => (RuleStatus::Fail, rule.deny_message(ctx, &messages)),
+        Ok((false, _)) => (
+            RuleStatus::Pass,
+            format!("validation rule '{}' passed.", rule.name),
+        ),
+    }
+}

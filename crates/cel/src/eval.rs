@@ -1,0 +1,555 @@
+//! The tree-walking evaluator. Every node visit and comprehension step is
+//! charged to the budget; recursion is bounded by the parser's depth limit
+//! and, across variables, by `MAX_EVAL_DEPTH`.
+
+use std::rc::Rc;
+
+use crate::activation::Activation;
+use crate::ast::{Ast, Comprehension, MacroKind, Node, NodeId};
+use crate::error::EvalError;
+use crate::functions::{self, no_overload, Func};
+use crate::value::{Bin, Key, Map, Str, Value};
+use crate::{ops, Budget};
+
+/// Deepest evaluation recursion, counting variables that read variables.
+const MAX_EVAL_DEPTH: usize = 1_000;
+
+pub(crate) fn evaluate<'a>(
+    ast: &'a Ast,
+    act: &Activation<'a>,
+    budget: &mut Budget,
+    depth: usize,
+    visible: usize,
+) -> Result<Value<'a>, EvalError> {
+    let mut e = Eval {
+        ast,
+        act,
+        budget,
+        scopes: Vec::new(),
+        depth,
+        visible,
+    };
+    e.eval(ast.root)
+}
+
+struct Eval<'e, 'a> {
+    ast: &'a Ast,
+    act: &'e Activation<'a>,
+    budget: &'e mut Budget,
+    /// Comprehension variables, innermost last.
+    scopes: Vec<(&'a str, Value<'a>)>,
+    depth: usize,
+    /// How many composited variables this expression may read.
+    visible: usize,
+}
+
+/// Errors that stop evaluation outright: `&&`, `||` and comprehensions
+/// never absorb them.
+fn is_fatal(e: &EvalError) -> bool {
+    matches!(e, EvalError::CostBudgetExceeded | EvalError::TooDeep)
+}
+
+fn unwrap_rc<T: Clone>(rc: Rc<T>) -> T {
+    Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone())
+}
+
+impl<'e, 'a> Eval<'e, 'a> {
+    fn eval(&mut self, id: NodeId) -> Result<Value<'a>, EvalError> {
+        self.budget.charge(1)?;
+        if self.depth >= MAX_EVAL_DEPTH {
+            return Err(EvalError::TooDeep);
+        }
+        let ast = self.ast;
+        let Some(node) = ast.node(id) else {
+            return Err(EvalError::msg("invalid program"));
+        };
+        self.depth += 1;
+        let result = self.node(node);
+        self.depth -= 1;
+        result
+    }
+
+    fn node(&mut self, node: &'a Node) -> Result<Value<'a>, EvalError> {
+        match node {
+            Node::Null => Ok(Value::Null),
+            Node::Bool(b) => Ok(Value::Bool(*b)),
+            Node::Int(i) => Ok(Value::Int(*i)),
+            Node::Uint(u) => Ok(Value::Uint(*u)),
+            Node::Double(d) => Ok(Value::Double(*d)),
+            Node::String(s) => Ok(Value::String(Str::Borrowed(s))),
+            Node::Bytes(b) => Ok(Value::Bytes(Bin::Borrowed(b))),
+            // A comprehension variable may take a type's name (`type`,
+            // `int`): it shadows the type in its body, as in cel-go.
+            Node::Type(t) => match self.in_scope(t.name()) {
+                Some(v) => Ok(v.clone()),
+                None => Ok(Value::Type(*t)),
+            },
+            Node::Ident(name) => self.ident(name),
+            Node::Variable(name) => self.variable(name),
+            Node::Select {
+                operand,
+                field,
+                optional,
+            } => {
+                let v = self.eval(*operand)?;
+                select(v, field, *optional)
+            }
+            Node::Has { operand, field } => self.has(*operand, field),
+            Node::Index {
+                operand,
+                index,
+                optional,
+            } => {
+                let v = self.eval(*operand)?;
+                let i = self.eval(*index)?;
+                index_value(v, &i, *optional)
+            }
+            Node::Not(x) => match self.eval(*x)? {
+                Value::Bool(b) => Ok(Value::Bool(!b)),
+                other => Err(no_overload("!_", &[other])),
+            },
+            Node::Neg(x) => ops::negate(self.eval(*x)?),
+            Node::Binary { op, lhs, rhs } => {
+                let a = self.eval(*lhs)?;
+                let b = self.eval(*rhs)?;
+                ops::binary(*op, &a, &b, self.budget)
+            }
+            Node::And(l, r) => self.logic(*l, *r, false),
+            Node::Or(l, r) => self.logic(*l, *r, true),
+            Node::Cond {
+                cond,
+                then,
+                otherwise,
+            } => match self.eval(*cond)? {
+                Value::Bool(true) => self.eval(*then),
+                Value::Bool(false) => self.eval(*otherwise),
+                other => Err(no_overload("_?_:_", &[other])),
+            },
+            Node::List(items) => self.list(items),
+            Node::Map(entries) => self.map(entries),
+            Node::Call { func, args } => self.call(*func, args),
+            Node::Comprehension(c) => self.comprehension(c),
+        }
+    }
+
+    fn in_scope(&self, name: &str) -> Option<&Value<'a>> {
+        self.scopes
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    fn ident(&mut self, name: &str) -> Result<Value<'a>, EvalError> {
+        if let Some(v) = self.in_scope(name) {
+            return Ok(v.clone());
+        }
+        if name == "variables" && self.act.has_variables() {
+            return self.all_variables();
+        }
+        match self.act.lookup(name) {
+            Some(v) => Ok(v.clone()),
+            None => Err(EvalError::UndeclaredReference(name.to_string())),
+        }
+    }
+
+    fn variable(&mut self, name: &str) -> Result<Value<'a>, EvalError> {
+        if !self.act.has_variables() || self.in_scope("variables").is_some() {
+            let v = self.ident("variables")?;
+            return select(v, name, false);
+        }
+        match self.act.variable_index(name, self.visible) {
+            Some(i) => self.act.read_variable(i, self.budget, self.depth),
+            None => Err(EvalError::UndeclaredReference(format!("variables.{name}"))),
+        }
+    }
+
+    /// `variables` on its own: a map of every visible variable.
+    fn all_variables(&mut self) -> Result<Value<'a>, EvalError> {
+        let names: Vec<(usize, &'a str)> = self.act.variable_names(self.visible).collect();
+        let mut entries = Vec::with_capacity(names.len());
+        for (i, name) in names {
+            let v = self.act.read_variable(i, self.budget, self.depth)?;
+            entries.push((Key::String(Str::Borrowed(name)), v));
+        }
+        let map = Map::new(entries).map_err(|_| EvalError::msg("duplicate variable names"))?;
+        Ok(Value::Map(Rc::new(map)))
+    }
+
+    fn has(&mut self, operand: NodeId, field: &str) -> Result<Value<'a>, EvalError> {
+        if let Some(Node::Ident(name)) = self.ast.node(operand) {
+            if &**name == "variables"
+                && self.act.has_variables()
+                && self.in_scope("variables").is_none()
+            {
+                let known = self.act.variable_index(field, self.visible).is_some();
+                return Ok(Value::Bool(known));
+            }
+        }
+        let v = self.eval(operand)?;
+        has_field(&v, field).map(Value::Bool)
+    }
+
+    /// `&&` (`absorbing` false) and `||` (`absorbing` true), commutative
+    /// over errors: the absorbing value on either side wins; otherwise the
+    /// left error, then the right one.
+    fn logic(&mut self, l: NodeId, r: NodeId, absorbing: bool) -> Result<Value<'a>, EvalError> {
+        let left = self.eval(l);
+        match &left {
+            Ok(Value::Bool(b)) if *b == absorbing => return Ok(Value::Bool(absorbing)),
+            Err(e) if is_fatal(e) => return left,
+            _ => {}
+        }
+        let right = self.eval(r);
+        match &right {
+            Ok(Value::Bool(b)) if *b == absorbing => return Ok(Value::Bool(absorbing)),
+            Err(e) if is_fatal(e) => return right,
+            _ => {}
+        }
+        let op = if absorbing { "_||_" } else { "_&&_" };
+        match (left, right) {
+            (Ok(Value::Bool(_)), Ok(Value::Bool(_))) => Ok(Value::Bool(!absorbing)),
+            (Err(e), _) => Err(e),
+            (Ok(Value::Bool(_)), Err(e)) => Err(e),
+            (Ok(Value::Bool(_)), Ok(v)) | (Ok(v), _) => Err(no_overload(op, &[v])),
+        }
+    }
+
+    fn list(&mut self, items: &'a [(NodeId, bool)]) -> Result<Value<'a>, EvalError> {
+        self.budget.charge_items(items.len())?;
+        let mut out = Vec::with_capacity(items.len());
+        for (id, optional) in items {
+            let v = self.eval(*id)?;
+            if !optional {
+                out.push(v);
+                continue;
+            }
+            match v {
+                Value::Optional(Some(x)) => out.push(unwrap_rc(x)),
+                Value::Optional(None) => {}
+                other => {
+                    return Err(EvalError::msg(format!(
+                        "cannot initialize optional list element from non-optional value {other}"
+                    )))
+                }
+            }
+        }
+        Ok(Value::list(out))
+    }
+
+    fn map(&mut self, entries: &'a [(NodeId, NodeId, bool)]) -> Result<Value<'a>, EvalError> {
+        self.budget.charge_items(entries.len())?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (k, v, optional) in entries {
+            let key = self.eval(*k)?;
+            let value = self.eval(*v)?;
+            let value = if *optional {
+                match value {
+                    Value::Optional(Some(x)) => unwrap_rc(x),
+                    Value::Optional(None) => continue,
+                    other => {
+                        return Err(EvalError::msg(format!(
+                        "cannot initialize optional entry '{key}' from non-optional value {other}"
+                    )))
+                    }
+                }
+            } else {
+                value
+            };
+            let key = Key::from_value(&key).ok_or_else(|| {
+                EvalError::msg(format!("unsupported key type: {}", key.type_name()))
+            })?;
+            out.push((key, value));
+        }
+        let map = Map::new(out).map_err(|k| {
+            EvalError::msg(format!("duplicate key in map literal: {}", k.to_value()))
+        })?;
+        Ok(Value::Map(Rc::new(map)))
+    }
+
+    fn call(&mut self, func: Func, args: &'a [NodeId]) -> Result<Value<'a>, EvalError> {
+        if let (Func::Or | Func::OrValue, [target, alternative]) = (func, args) {
+            return self.optional_or(func, *target, *alternative);
+        }
+        // Arguments live on the stack: no function takes more than four.
+        let mut buf = [Value::Null, Value::Null, Value::Null, Value::Null];
+        if args.len() > buf.len() {
+            let mut values = Vec::with_capacity(args.len());
+            for id in args {
+                values.push(self.eval(*id)?);
+            }
+            return functions::call(func, &values, self.budget, self.act.regexes());
+        }
+        for (slot, id) in buf.iter_mut().zip(args) {
+            *slot = self.eval(*id)?;
+        }
+        functions::call(
+            func,
+            buf.get(..args.len()).unwrap_or(&[]),
+            self.budget,
+            self.act.regexes(),
+        )
+    }
+
+    /// `o.or(p)` and `o.orValue(v)` evaluate the alternative only when
+    /// `o` is empty.
+    fn optional_or(
+        &mut self,
+        func: Func,
+        target: NodeId,
+        alternative: NodeId,
+    ) -> Result<Value<'a>, EvalError> {
+        match self.eval(target)? {
+            Value::Optional(Some(v)) if func == Func::OrValue => Ok(unwrap_rc(v)),
+            Value::Optional(Some(v)) => Ok(Value::Optional(Some(v))),
+            Value::Optional(None) => {
+                let alt = self.eval(alternative)?;
+                match alt {
+                    Value::Optional(_) => Ok(alt),
+                    other if func == Func::OrValue => Ok(other),
+                    other => Err(no_overload(func.name(), &[Value::Optional(None), other])),
+                }
+            }
+            other => Err(no_overload(func.name(), &[other])),
+        }
+    }
+
+    fn comprehension(&mut self, c: &'a Comprehension) -> Result<Value<'a>, EvalError> {
+        let range = self.eval(c.range)?;
+        let base = self.scopes.len();
+        self.scopes.push((&c.var, Value::Null));
+        if let Some(v2) = &c.var2 {
+            self.scopes.push((v2, Value::Null));
+        }
+        let result = if matches!(c.kind, MacroKind::OptMap | MacroKind::OptFlatMap) {
+            self.opt_map(c, range, base)
+        } else {
+            self.fold(c, &range, base)
+        };
+        self.scopes.truncate(base);
+        result
+    }
+
+    fn bind(&mut self, at: usize, value: Value<'a>) {
+        if let Some(slot) = self.scopes.get_mut(at) {
+            slot.1 = value;
+        }
+    }
+
+    /// A predicate that must be a bool (`filter`, `map`'s filter).
+    fn predicate(&mut self, id: NodeId) -> Result<bool, EvalError> {
+        match self.eval(id)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(no_overload("_?_:_", &[other])),
+        }
+    }
+
+    fn fold(
+        &mut self,
+        c: &'a Comprehension,
+        range: &Value<'a>,
+        base: usize,
+    ) -> Result<Value<'a>, EvalError> {
+        let two = c.var2.is_some();
+        let mut items: Box<dyn Iterator<Item = (Value<'a>, Value<'a>)> + '_> =
+            if let Some(list) = range.as_list() {
+                let pairs = list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), v));
+                if two {
+                    Box::new(pairs)
+                } else {
+                    // One variable over a list binds the element.
+                    Box::new(pairs.map(|(_, v)| (v, Value::Null)))
+                }
+            } else if let Some(map) = range.as_map() {
+                Box::new(map.iter())
+            } else {
+                return Err(EvalError::msg(format!(
+                    "got '{}', expected iterable type",
+                    range.type_name()
+                )));
+            };
+        let mut deferred: Option<EvalError> = None;
+        let mut count = 0usize;
+        let mut out: Vec<Value<'a>> = Vec::new();
+        let mut entries: Vec<(Key<'a>, Value<'a>)> = Vec::new();
+        for (first, second) in &mut items {
+            self.budget.charge(1)?;
+            let var = first.clone();
+            self.bind(base, first);
+            if two {
+                self.bind(base + 1, second);
+            }
+            match c.kind {
+                MacroKind::All | MacroKind::Exists => {
+                    let stop = c.kind == MacroKind::Exists;
+                    match self.eval(c.body) {
+                        Ok(Value::Bool(b)) if b == stop => return Ok(Value::Bool(stop)),
+                        Ok(Value::Bool(_)) => {}
+                        Err(e) if is_fatal(&e) => return Err(e),
+                        Err(e) => {
+                            deferred.get_or_insert(e);
+                        }
+                        Ok(other) => {
+                            let op = if stop { "_||_" } else { "_&&_" };
+                            deferred.get_or_insert(no_overload(op, &[other]));
+                        }
+                    }
+                }
+                MacroKind::ExistsOne => {
+                    if self.predicate(c.body)? {
+                        count += 1;
+                    }
+                }
+                MacroKind::Filter => {
+                    if self.predicate(c.body)? {
+                        self.budget.charge(1)?;
+                        out.push(var);
+                    }
+                }
+                MacroKind::Map => {
+                    if let Some(f) = c.filter {
+                        if !self.predicate(f)? {
+                            continue;
+                        }
+                    }
+                    self.budget.charge(1)?;
+                    out.push(self.eval(c.body)?);
+                }
+                MacroKind::TransformMap => {
+                    if let Some(f) = c.filter {
+                        if !self.predicate(f)? {
+                            continue;
+                        }
+                    }
+                    let key = Key::from_value(&var).ok_or_else(|| {
+                        EvalError::msg(format!("unsupported key type: {}", var.type_name()))
+                    })?;
+                    self.budget.charge(1)?;
+                    entries.push((key, self.eval(c.body)?));
+                }
+                MacroKind::OptMap | MacroKind::OptFlatMap => {}
+            }
+        }
+        match c.kind {
+            MacroKind::All | MacroKind::Exists => match deferred {
+                Some(e) => Err(e),
+                None => Ok(Value::Bool(c.kind == MacroKind::All)),
+            },
+            MacroKind::ExistsOne => Ok(Value::Bool(count == 1)),
+            MacroKind::TransformMap => {
+                let map = Map::new(entries).map_err(|k| {
+                    EvalError::msg(format!(
+                        "insert failed: key {} already exists",
+                        k.to_value()
+                    ))
+                })?;
+                Ok(Value::Map(Rc::new(map)))
+            }
+            _ => Ok(Value::list(out)),
+        }
+    }
+
+    fn opt_map(
+        &mut self,
+        c: &'a Comprehension,
+        range: Value<'a>,
+        base: usize,
+    ) -> Result<Value<'a>, EvalError> {
+        let name = if c.kind == MacroKind::OptMap {
+            "optMap"
+        } else {
+            "optFlatMap"
+        };
+        match range {
+            Value::Optional(None) => Ok(Value::Optional(None)),
+            Value::Optional(Some(v)) => {
+                self.bind(base, unwrap_rc(v));
+                let result = self.eval(c.body)?;
+                match result {
+                    Value::Optional(_) if c.kind == MacroKind::OptFlatMap => Ok(result),
+                    other if c.kind == MacroKind::OptMap => Ok(Value::optional(Some(other))),
+                    other => Err(no_overload(name, &[other])),
+                }
+            }
+            other => Err(no_overload(name, &[other])),
+        }
+    }
+}
+
+/// `v.field` (or `v.?field`); on an optional the result stays optional.
+fn select<'a>(v: Value<'a>, field: &str, optional: bool) -> Result<Value<'a>, EvalError> {
+    // Lists are indexed by number: a field name is the wrong index type.
+    let lookup = |v: &Value<'a>| {
+        if v.as_list().is_some() {
+            return Err(EvalError::msg("unsupported index type 'string' in list"));
+        }
+        Ok(v.as_map().and_then(|m| m.get_str(field)))
+    };
+    match v {
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => Ok(Value::optional(lookup(&inner)?)),
+        _ if optional => Ok(Value::optional(lookup(&v)?)),
+        _ => lookup(&v)?.ok_or_else(|| EvalError::NoSuchKey(field.to_string())),
+    }
+}
+
+/// `has(v.field)`: false when absent, and (as cel-go) on values that have
+/// no fields.
+fn has_field(v: &Value<'_>, field: &str) -> Result<bool, EvalError> {
+    match v {
+        Value::Optional(None) => Ok(false),
+        Value::Optional(Some(inner)) => has_field(inner, field),
+        other if other.as_list().is_some() => {
+            Err(EvalError::msg("unsupported index type 'string' in list"))
+        }
+        other => Ok(other.as_map().is_some_and(|m| m.get_str(field).is_some())),
+    }
+}
+
+/// A list index: ints, and uints or doubles that are exact ints.
+fn list_index(idx: &Value<'_>) -> Result<i64, EvalError> {
+    match idx {
+        Value::Int(i) => Ok(*i),
+        Value::Uint(u) => i64::try_from(*u)
+            .map_err(|_| EvalError::msg(format!("unsupported index value {u} in list"))),
+        Value::Double(d) => crate::stdlib::double_to_int(*d)
+            .ok()
+            .filter(|i| {
+                #[allow(clippy::cast_precision_loss)]
+                let back = *i as f64;
+                back == *d
+            })
+            .ok_or_else(|| EvalError::msg(format!("unsupported index value {idx} in list"))),
+        other => Err(EvalError::msg(format!(
+            "unsupported index type '{}' in list",
+            other.type_name()
+        ))),
+    }
+}
+
+fn lookup_index<'a>(v: &Value<'a>, idx: &Value<'_>) -> Result<Option<Value<'a>>, EvalError> {
+    if let Some(list) = v.as_list() {
+        let i = list_index(idx)?;
+        return Ok(usize::try_from(i).ok().and_then(|i| list.get(i)));
+    }
+    Ok(v.as_map().and_then(|m| m.get(idx)))
+}
+
+/// `v[idx]` (or `v[?idx]`).
+fn index_value<'a>(v: Value<'a>, idx: &Value<'_>, optional: bool) -> Result<Value<'a>, EvalError> {
+    match v {
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => Ok(Value::optional(lookup_index(&inner, idx)?)),
+        _ if optional => Ok(Value::optional(lookup_index(&v, idx)?)),
+        _ => lookup_index(&v, idx)?.ok_or_else(|| {
+            if v.as_list().is_some() {
+                EvalError::IndexOutOfBounds(idx.to_string())
+            } else {
+                EvalError::NoSuchKey(idx.to_string())
+            }
+        }),
+    }
+}

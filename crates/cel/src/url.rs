@@ -1,0 +1,436 @@
+//! Kubernetes' URL library: `url()` accepts what Go's
+//! `url.ParseRequestURI` accepts (an absolute URI or an absolute path),
+//! and the getters read the parts as Go's `url.Parse` splits them.
+
+use std::rc::Rc;
+
+use crate::error::EvalError;
+use crate::functions::{no_overload, Func};
+use crate::value::{Key, Map, Str, Value};
+use crate::Budget;
+
+/// A parsed URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Url {
+    raw: String,
+    scheme: String,
+    /// `host[:port]`, brackets kept for IPv6.
+    host: String,
+    /// The path, unescaped.
+    path: String,
+    /// The path as written, when it differs from the default escaping.
+    raw_path: String,
+    raw_query: String,
+}
+
+impl Url {
+    /// The URL as it was written.
+    pub fn as_str(&self) -> &str {
+        &self.raw
+    }
+}
+
+pub(crate) fn call<'a>(
+    func: Func,
+    args: &[Value<'a>],
+    budget: &mut Budget,
+) -> Result<Value<'a>, EvalError> {
+    let fail = || no_overload(func.name(), args);
+    match (func, args) {
+        (Func::Url, [Value::String(s)]) => {
+            budget.charge_len(s.len())?;
+            parse(s).map(|u| Value::Url(Rc::new(u))).map_err(|e| {
+                EvalError::msg(format!(
+                    "URL parse error during conversion from string: parse {:?}: {e}",
+                    &**s
+                ))
+            })
+        }
+        (Func::IsUrl, [Value::String(s)]) => {
+            budget.charge_len(s.len())?;
+            Ok(Value::Bool(parse_request_uri(s).is_ok()))
+        }
+        (Func::GetScheme, [Value::Url(u)]) => Ok(Value::string(u.scheme.clone())),
+        (Func::GetHost, [Value::Url(u)]) => Ok(Value::string(u.host.clone())),
+        (Func::GetHostname, [Value::Url(u)]) => {
+            Ok(Value::string(split_host_port(&u.host).0.into()))
+        }
+        (Func::GetPort, [Value::Url(u)]) => Ok(Value::string(split_host_port(&u.host).1.into())),
+        (Func::GetEscapedPath, [Value::Url(u)]) => Ok(Value::string(escaped_path(u))),
+        (Func::GetQuery, [Value::Url(u)]) => {
+            budget.charge_len(u.raw_query.len())?;
+            query(&u.raw_query)
+        }
+        _ => Err(fail()),
+    }
+}
+
+/// `url.ParseRequestURI` to validate, then `url.Parse` for the parts.
+fn parse(s: &str) -> Result<Url, String> {
+    parse_request_uri(s)?;
+    let without_fragment = s.split_once('#').map_or(s, |(u, _)| u);
+    let mut url = parse_go(without_fragment, false)?;
+    url.raw = s.to_string();
+    Ok(url)
+}
+
+fn parse_request_uri(s: &str) -> Result<Url, String> {
+    parse_go(s, true)
+}
+
+/// Go's `url.parse`.
+fn parse_go(raw: &str, via_request: bool) -> Result<Url, String> {
+    if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return Err("net/url: invalid control character in URL".into());
+    }
+    if raw.is_empty() && via_request {
+        return Err("empty url".into());
+    }
+    let mut url = Url {
+        raw: raw.to_string(),
+        scheme: String::new(),
+        host: String::new(),
+        path: String::new(),
+        raw_path: String::new(),
+        raw_query: String::new(),
+    };
+    if raw == "*" {
+        url.path = "*".into();
+        return Ok(url);
+    }
+    let (scheme, rest) = scheme(raw)?;
+    url.scheme = scheme.to_ascii_lowercase();
+    let mut rest = rest;
+    if rest.ends_with('?') && rest.matches('?').count() == 1 {
+        rest = rest.get(..rest.len() - 1).unwrap_or("");
+    } else if let Some((r, q)) = rest.split_once('?') {
+        rest = r;
+        url.raw_query = q.to_string();
+    }
+    if !rest.starts_with('/') {
+        if !url.scheme.is_empty() {
+            // Opaque (`mailto:x`): no host, no path.
+            return Ok(url);
+        }
+        if via_request {
+            return Err("invalid URI for request".into());
+        }
+        let segment = rest.split('/').next().unwrap_or("");
+        if segment.contains(':') {
+            return Err("first path segment in URL cannot contain colon".into());
+        }
+    }
+    if (!url.scheme.is_empty() || (!via_request && !rest.starts_with("///")))
+        && rest.starts_with("//")
+    {
+        let after = rest.get(2..).unwrap_or("");
+        let (authority, path) = match after.find('/') {
+            Some(i) => (after.get(..i).unwrap_or(""), after.get(i..).unwrap_or("")),
+            None => (after, ""),
+        };
+        url.host = parse_authority(authority)?;
+        rest = path;
+    }
+    url.path = unescape(rest, false)?;
+    if escape_path(&url.path) != rest {
+        url.raw_path = rest.to_string();
+    }
+    Ok(url)
+}
+
+/// Go's `getScheme`.
+fn scheme(raw: &str) -> Result<(&str, &str), String> {
+    for (i, c) in raw.bytes().enumerate() {
+        match c {
+            b'a'..=b'z' | b'A'..=b'Z' => {}
+            b'0'..=b'9' | b'+' | b'-' | b'.' if i > 0 => {}
+            b':' if i == 0 => return Err("missing protocol scheme".into()),
+            b':' => {
+                return Ok((raw.get(..i).unwrap_or(""), raw.get(i + 1..).unwrap_or("")));
+            }
+            _ => return Ok(("", raw)),
+        }
+    }
+    Ok(("", raw))
+}
+
+fn parse_authority(authority: &str) -> Result<String, String> {
+    let host = match authority.rfind('@') {
+        Some(i) => {
+            let userinfo = authority.get(..i).unwrap_or("");
+            if !userinfo.bytes().all(valid_userinfo_byte) {
+                return Err("net/url: invalid userinfo".into());
+            }
+            authority.get(i + 1..).unwrap_or("")
+        }
+        None => authority,
+    };
+    parse_host(host)
+}
+
+fn valid_userinfo_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'.'
+                | b'_'
+                | b':'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b'%'
+                | b'@'
+        )
+}
+
+fn valid_optional_port(port: &str) -> bool {
+    match port.strip_prefix(':') {
+        Some(digits) => digits.bytes().all(|b| b.is_ascii_digit()),
+        None => port.is_empty(),
+    }
+}
+
+fn parse_host(host: &str) -> Result<String, String> {
+    if host.starts_with('[') {
+        let Some(i) = host.rfind(']') else {
+            return Err("missing ']' in host".into());
+        };
+        let port = host.get(i + 1..).unwrap_or("");
+        if !valid_optional_port(port) {
+            return Err(format!("invalid port {port:?} after host"));
+        }
+    } else if let Some(i) = host.rfind(':') {
+        let port = host.get(i..).unwrap_or("");
+        if !valid_optional_port(port) {
+            return Err(format!("invalid port {port:?} after host"));
+        }
+    }
+    for c in host.bytes() {
+        let allowed = c.is_ascii_alphanumeric()
+            || c >= 0x80
+            || matches!(
+                c,
+                b'-' | b'_'
+                    | b'.'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+                    | b'<'
+                    | b'>'
+                    | b'"'
+                    | b'%'
+            );
+        if !allowed {
+            return Err(format!(
+                "invalid character {:?} in host name",
+                char::from(c).to_string()
+            ));
+        }
+    }
+    unescape(host, false)
+}
+
+/// Go's `splitHostPort`: host without brackets, and port.
+fn split_host_port(host_port: &str) -> (&str, &str) {
+    let (mut host, mut port) = (host_port, "");
+    if let Some(i) = host_port.rfind(':') {
+        let candidate = host_port.get(i..).unwrap_or("");
+        if valid_optional_port(candidate) {
+            host = host_port.get(..i).unwrap_or("");
+            port = candidate.get(1..).unwrap_or("");
+        }
+    }
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        host = inner;
+    }
+    (host, port)
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    char::from(c)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
+}
+
+/// Percent-decoding; `plus` turns `+` into a space (query components).
+fn unescape(s: &str, plus: bool) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'%' => {
+                let pair = (
+                    b.get(i + 1).and_then(|&h| hex_value(h)),
+                    b.get(i + 2).and_then(|&l| hex_value(l)),
+                );
+                let (Some(h), Some(l)) = pair else {
+                    let bad = s.get(i..(i + 3).min(s.len())).unwrap_or("%");
+                    return Err(format!("invalid URL escape {bad:?}"));
+                };
+                out.push(h * 16 + l);
+                i += 3;
+            }
+            b'+' if plus => {
+                out.push(b' ');
+                i += 1;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Go's `shouldEscape(c, encodePath)`.
+fn path_should_escape(c: u8) -> bool {
+    !(c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b'.'
+                | b'~'
+                | b'$'
+                | b'&'
+                | b'+'
+                | b','
+                | b'/'
+                | b':'
+                | b';'
+                | b'='
+                | b'@'
+        ))
+}
+
+fn escape_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for &c in path.as_bytes() {
+        if path_should_escape(c) {
+            out.push_str(&format!("%{c:02X}"));
+        } else {
+            out.push(char::from(c));
+        }
+    }
+    out
+}
+
+/// Go's `URL.EscapedPath`.
+fn escaped_path(u: &Url) -> String {
+    if !u.raw_path.is_empty() {
+        let valid = u.raw_path.bytes().all(|c| {
+            matches!(
+                c,
+                b'!' | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'['
+                    | b']'
+                    | b'%'
+            ) || !path_should_escape(c)
+        });
+        if valid && unescape(&u.raw_path, false).is_ok_and(|p| p == u.path) {
+            return u.raw_path.clone();
+        }
+    }
+    if u.path == "*" {
+        return "*".into();
+    }
+    escape_path(&u.path)
+}
+
+/// Go's `URL.Query()`: pairs that do not decode are skipped.
+fn query<'a>(raw: &str) -> Result<Value<'a>, EvalError> {
+    let mut entries: Vec<(String, Vec<Value<'a>>)> = Vec::new();
+    for pair in raw.split('&') {
+        if pair.is_empty() || pair.contains(';') {
+            continue;
+        }
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (Ok(k), Ok(v)) = (unescape(k, true), unescape(v, true)) else {
+            continue;
+        };
+        match entries.iter_mut().find(|(key, _)| *key == k) {
+            Some((_, values)) => values.push(Value::string(v)),
+            None => entries.push((k, vec![Value::string(v)])),
+        }
+    }
+    let entries = entries
+        .into_iter()
+        .map(|(k, v)| (Key::String(Str::from(k)), Value::list(v)))
+        .collect();
+    Map::new(entries)
+        .map(|m| Value::Map(Rc::new(m)))
+        .map_err(|_| EvalError::msg("duplicate query key"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::eval_str;
+
+    #[test]
+    fn url_library_follows_go_net_url() {
+        let cases = [
+            ("scheme", "url('https://example.com/').getScheme()", "https"),
+            ("no_scheme", "url('/path').getScheme()", ""),
+            ("host_with_port", "url('https://example.com:80/').getHost()", "example.com:80"),
+            ("host", "url('https://example.com/').getHost()", "example.com"),
+            ("ipv6_host", "url('https://[::1]:80/').getHost()", "[::1]:80"),
+            ("no_host", "url('/path').getHost()", ""),
+            ("hostname", "url('https://example.com:80/').getHostname()", "example.com"),
+            ("ipv6_hostname", "url('https://[::1]:80/').getHostname()", "::1"),
+            ("port", "url('https://example.com:80/').getPort()", "80"),
+            ("no_port", "url('https://example.com/').getPort()", ""),
+            ("path", "url('https://example.com/path').getEscapedPath()", "/path"),
+            ("path_escaped", "url('https://example.com/path with spaces/').getEscapedPath()", "/path%20with%20spaces/"),
+            ("path_kept_encoded", "url('https://example.com/a%2Fb').getEscapedPath()", "/a%2Fb"),
+            ("empty_path", "url('https://example.com').getEscapedPath()", ""),
+            ("query", "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", "{\"k1\": [\"a\"], \"k2\": [\"b\", \"c\"]}"),
+            ("query_unescaped", "url('https://example.com/path?key with spaces=value+x%21').getQuery()", "{\"key with spaces\": [\"value x!\"]}"),
+            ("empty_query", "url('https://example.com/path?').getQuery()", "{}"),
+            ("fragment_not_in_query", "url('https://e.com/p?q=v#frag').getQuery()", "{\"q\": [\"v\"]}"),
+            ("user_info", "url('https://user:pass@example.com:80/path?query=val#fragment').getHostname()", "example.com"),
+            ("is_url", "isURL('https://user:pass@example.com:80/path?query=val#fragment')", "true"),
+            ("absolute_path_is_url", "isURL('/absolute-path')", "true"),
+            ("bad_port", "isURL('https://a:b:c/')", "false"),
+            ("relative_is_not_url", "isURL('../relative-path')", "false"),
+            ("bad_escape", "isURL('https://e.com/%zz')", "false"),
+            ("relative_error", "url('../relative-path')", "error: URL parse error during conversion from string: parse \"../relative-path\": invalid URI for request"),
+            ("equality", "url('https://e.com/a') == url('https://e.com/a')", "true"),
+        ];
+        for (name, expr, want) in cases {
+            assert_eq!(eval_str(expr), want, "{name}");
+        }
+    }
+}

@@ -158,14 +158,16 @@ impl CompiledCel {
                             .unwrap_or_else(|| format!("failed expression: {}", e.text));
                         return (RuleStatus::Fail, message);
                     }
-                    None => return (
-                        RuleStatus::Error,
-                        format!(
+                    None => {
+                        return (
+                            RuleStatus::Error,
+                            format!(
                             "expression '{}' resulted in error: expected a bool, got {} `{value}`",
                             e.text,
                             value.type_name()
                         ),
-                    ),
+                        )
+                    }
                 },
                 Err(err) => {
                     return (

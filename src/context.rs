@@ -143,7 +143,7 @@ impl Context {
                     map.insert(name.to_string(), v);
                 }
                 None => {
-                    map.shift_remove(name);
+                    map.remove(name);
                 }
             }
         }

@@ -90,3 +90,23 @@ run_policy() {
   [ "$status" -ne 0 ]
   [ $(expr "$output" : '.*only validate rules.*') -ne 0 ]
 }
+
+@test "take a whole ClusterPolicy manifest as settings, naming the policy" {
+  run_policy disallow-latest-clusterpolicy.yaml deployment-latest.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*disallow-latest: autogen-disallow-latest-tag: validation error: .*') -ne 0 ]
+}
+
+@test "follow the manifest's autogen annotation (no CronJob rule)" {
+  run_policy disallow-latest-clusterpolicy.yaml cronjob-latest.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "suggest the field a typo was meant to be" {
+  run kwctl run --request-path test_data/requests/namespace-production.json \
+    --settings-json '{"validationFailureActon":"Enforce","rules":[{"name":"r","match":{"any":[{"resources":{"kinds":["Pod"]}}]},"validate":{"pattern":{}}}]}' \
+    annotated-policy.wasm
+  echo "output = ${output}"
+  [ "$status" -ne 0 ]
+  [ $(expr "$output" : '.*did you mean `validationFailureAction`?.*') -ne 0 ]
+}

@@ -10,9 +10,23 @@ mod host;
 
 use std::path::PathBuf;
 
+use std::process::ExitCode;
+
 use anyhow::{bail, Context, Result};
 
-fn main() -> Result<()> {
+/// Errors are printed as one line with their causes, never as a backtrace
+/// (`RUST_BACKTRACE` is often set on developers' machines).
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     let mut settings = None;
     let mut request = None;
     let mut wasm = host::wasm_path();

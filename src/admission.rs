@@ -47,13 +47,13 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
             Vec::new(),
         );
     }
-    let raw_rules = settings_doc
+    let raw_rules = settings::spec_of(settings_doc)
         .get("rules")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
     let outcomes = engine::evaluate(&spec, raw_rules, raw_request);
-    let verdict = verdict::decide(&outcomes);
+    let verdict = verdict::decide(&outcomes, spec.policy_name.as_deref());
     if verdict.accepted {
         ValidationResponse {
             accepted: true,

@@ -291,7 +291,9 @@ mod tests {
             "{got:?}"
         );
         assert!(
-            got[1].starts_with("deny.conditions.all[0].key: variable `{{a.[}}`: SyntaxError"),
+            got[1].starts_with(
+                "deny.conditions.all[0].key: variable `{{a.[}}`: syntax error at column 4"
+            ),
             "{got:?}"
         );
     }

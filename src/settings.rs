@@ -54,6 +54,9 @@ pub struct PolicySpec {
     pub apply_rules: ApplyRules,
     /// Stands in for the `pod-policies.kyverno.io/autogen-controllers` annotation.
     pub autogen_controllers: Option<String>,
+    /// The Kyverno policy's `metadata.name`: messages name the policy, as
+    /// Kyverno's do.
+    pub policy_name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -271,11 +274,120 @@ const SPEC_FIELDS: &[&str] = &[
     "validationFailureActionOverrides",
     "applyRules",
     "autogenControllers",
+    "policyName",
 ];
 
+/// A whole Kyverno policy given as settings: its `spec` is the policy.
+const POLICY_KINDS: &[&str] = &["ClusterPolicy", "Policy"];
+const POLICY_API_VERSIONS: &[&str] = &["kyverno.io/v1", "kyverno.io/v2beta1"];
+const MANIFEST_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
+const AUTOGEN_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
+
 /// Parses the settings document; every problem found is pushed to `diags`.
-/// Returns `None` only when the document is not an object at all.
+/// The settings are a Kyverno policy's `spec`, or the whole `ClusterPolicy`
+/// or `Policy` manifest. Returns `None` only when the document is not an
+/// object at all.
 pub fn parse(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
+    let is_manifest = settings.as_object().is_some_and(|m| {
+        ["apiVersion", "kind", "spec"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+    });
+    if !is_manifest {
+        return parse_spec(settings, diags);
+    }
+    let manifest = Fields::open(settings, "", &[MANIFEST_FIELDS], diags)?;
+    let kind = manifest.string("kind", diags).unwrap_or_default();
+    let api_version = manifest.string("apiVersion", diags).unwrap_or_default();
+    if !POLICY_KINDS.contains(&kind.as_str())
+        || !POLICY_API_VERSIONS.contains(&api_version.as_str())
+    {
+        let given = match (api_version.as_str(), kind.as_str()) {
+            ("", "") => "a document with `spec` but no `apiVersion` and `kind`".to_string(),
+            (version, kind) => format!("a `{version}` `{kind}`"),
+        };
+        let hint = if kind == "ClusterAdmissionPolicy" || kind == "AdmissionPolicy" {
+            ": a Kubewarden policy's settings go in its `spec.settings`"
+        } else {
+            ""
+        };
+        diags.push(
+            "",
+            format!(
+                "the settings are {given}; expected a Kyverno policy's `spec`, or a whole `ClusterPolicy` or `Policy` ({}){hint}",
+                POLICY_API_VERSIONS.join(" or ")
+            ),
+        );
+        return None;
+    }
+    let mut name = None;
+    let mut autogen = None;
+    if let Some(metadata) = manifest.get("metadata").and_then(|m| {
+        Fields::open(
+            m,
+            "metadata",
+            &[&[
+                "name",
+                "namespace",
+                "annotations",
+                "labels",
+                "uid",
+                "resourceVersion",
+                "generation",
+                "creationTimestamp",
+                "managedFields",
+            ]],
+            diags,
+        )
+    }) {
+        name = metadata.string("name", diags);
+        autogen = metadata
+            .get("annotations")
+            .and_then(|a| a.get(AUTOGEN_ANNOTATION))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+    }
+    let Some(spec) = manifest.get("spec") else {
+        diags.push(
+            "spec",
+            "is required: the Kyverno policy's `spec` holds its rules",
+        );
+        return None;
+    };
+    // The spec's problems, with paths into the manifest.
+    let mut spec_diags = Diagnostics::default();
+    let parsed = parse_spec(spec, &mut spec_diags);
+    for e in spec_diags.into_errors() {
+        let path = if e.path.is_empty() {
+            "spec".to_string()
+        } else {
+            format!("spec.{}", e.path)
+        };
+        diags.push(&path, e.message);
+    }
+    let mut parsed = parsed?;
+    if parsed.policy_name.is_none() {
+        parsed.policy_name = name;
+    }
+    if parsed.autogen_controllers.is_none() {
+        parsed.autogen_controllers = autogen;
+    }
+    Some(parsed)
+}
+
+/// The policy's `spec` within the settings: the settings themselves, or
+/// the `spec` of a whole policy manifest.
+pub fn spec_of(settings: &Value) -> &Value {
+    match settings.get("spec") {
+        Some(spec) if settings.get("kind").is_some() || settings.get("apiVersion").is_some() => {
+            spec
+        }
+        _ => settings,
+    }
+}
+
+/// Parses a Kyverno policy's `spec`.
+fn parse_spec(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
     let spec = Fields::open(
         settings,
         "",
@@ -307,12 +419,14 @@ pub fn parse(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
         }
     };
     let autogen_controllers = spec.string("autogenControllers", diags);
+    let policy_name = spec.string("policyName", diags);
     Some(PolicySpec {
         rules,
         failure_action,
         failure_action_overrides,
         apply_rules,
         autogen_controllers,
+        policy_name,
     })
 }
 
@@ -962,15 +1076,24 @@ impl<'a> Fields<'a> {
             diags.push(path, format!("must be an object, not {}", type_name(value)));
             return None;
         };
+        let mut listed = false;
         for key in map.keys() {
-            if !known.iter().any(|group| group.contains(&key.as_str())) {
-                let mut all: Vec<&str> = known.iter().flat_map(|g| g.iter().copied()).collect();
-                all.sort_unstable();
-                diags.push(
-                    &key_path(path, key),
-                    format!("unknown field `{key}`; expected one of {}", all.join(", ")),
-                );
+            if known.iter().any(|group| group.contains(&key.as_str())) {
+                continue;
             }
+            let candidates = known.iter().flat_map(|g| g.iter().copied());
+            let message = match closest(key, candidates) {
+                Some(near) => format!("unknown field `{key}`: did you mean `{near}`?"),
+                // The allowed fields once per object, not once per field.
+                None if !listed => {
+                    listed = true;
+                    let mut all: Vec<&str> = known.iter().flat_map(|g| g.iter().copied()).collect();
+                    all.sort_unstable();
+                    format!("unknown field `{key}`; expected one of {}", all.join(", "))
+                }
+                None => format!("unknown field `{key}`"),
+            };
+            diags.push(&key_path(path, key), message);
         }
         Some(Self {
             map,
@@ -1077,6 +1200,48 @@ impl<'a> Fields<'a> {
 }
 
 /// A JSON type in words, for messages.
+/// The known field `key` was most likely meant to be: the nearest by edit
+/// distance (ignoring case), when it is near enough to be a typo.
+fn closest<'k>(key: &str, candidates: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    let key_lower = key.to_ascii_lowercase();
+    let limit = (key.chars().count() / 4).clamp(1, 3);
+    candidates
+        .map(|c| (edit_distance(&key_lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = Vec::with_capacity(b.len() + 1);
+        current.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous
+                .get(j)
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(usize::from(ca != *cb));
+            let delete = previous
+                .get(j + 1)
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(1);
+            let insert = current
+                .get(j)
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(1);
+            current.push(substitute.min(delete).min(insert));
+        }
+        previous = current;
+    }
+    previous.last().copied().unwrap_or(0)
+}
+
 pub fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -33,8 +33,9 @@ pub struct Verdict {
 
 /// Failed and errored rules reject in Enforce (errors fail closed) and warn
 /// in Audit; passing and skipped rules say nothing. Every failing rule is
-/// listed, not only the first.
-pub fn decide(outcomes: &[RuleOutcome]) -> Verdict {
+/// listed, not only the first; with the policy's name, the message starts
+/// with it, as Kyverno names the policy before its rules.
+pub fn decide(outcomes: &[RuleOutcome], policy: Option<&str>) -> Verdict {
     let mut blocking = Vec::new();
     let mut warnings = Vec::new();
     for outcome in outcomes {
@@ -49,7 +50,13 @@ pub fn decide(outcomes: &[RuleOutcome]) -> Verdict {
     }
     Verdict {
         accepted: blocking.is_empty(),
-        message: (!blocking.is_empty()).then(|| blocking.join("; ")),
+        message: (!blocking.is_empty()).then(|| {
+            let rules = blocking.join("; ");
+            match policy {
+                Some(policy) => format!("{policy}: {rules}"),
+                None => rules,
+            }
+        }),
         warnings,
     }
 }
@@ -130,10 +137,24 @@ mod tests {
             ),
         ];
         for (name, outcomes, accepted, message, warnings) in cases {
-            let verdict = decide(&outcomes);
+            let verdict = decide(&outcomes, None);
             assert_eq!(verdict.accepted, accepted, "{name}");
             assert_eq!(verdict.message.as_deref(), message, "{name}");
             assert_eq!(verdict.warnings, warnings, "{name}");
         }
+    }
+
+    #[test]
+    fn the_policy_name_leads_the_message() {
+        let outcomes = vec![RuleOutcome {
+            rule: "check-labels".into(),
+            status: RuleStatus::Fail,
+            message: "validation error: label `team` is required".into(),
+            action: FailureAction::Enforce,
+        }];
+        assert_eq!(
+            decide(&outcomes, Some("require-labels")).message.as_deref(),
+            Some("require-labels: check-labels: validation error: label `team` is required")
+        );
     }
 }

@@ -118,16 +118,7 @@ impl Query {
         if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
             return Err(CompileError::TooDeep);
         }
-        let ast = jmespath::parse(text).map_err(|e| {
-            CompileError::Syntax(format!(
-                "SyntaxError: {} at column {}",
-                match &e.reason {
-                    jmespath::ErrorReason::Parse(p) => p.clone(),
-                    other => other.to_string(),
-                },
-                e.column
-            ))
-        })?;
+        let ast = jmespath::parse(text).map_err(|e| CompileError::Syntax(syntax_error(&e)))?;
         let node = convert(&ast, text, 0)?;
         Ok(Self {
             text: text.to_string(),
@@ -280,6 +271,93 @@ fn absorb<'a>(result: Result<Cow<'a, Value>, SearchError>) -> Result<Cow<'a, Val
 }
 
 const NULL: Value = Value::Null;
+
+/// A parser error in words: what was expected, what was found, and where
+/// (`syntax error at column 10: expected a value, found the end of the
+/// expression (after `request.[`)`).
+fn syntax_error(e: &jmespath::JmespathError) -> String {
+    let reason = match &e.reason {
+        jmespath::ErrorReason::Parse(p) => p.as_str(),
+        jmespath::ErrorReason::Runtime(_) => "",
+    };
+    let (expected, found) = reason.split_once(" -- found ").unwrap_or((reason, ""));
+    let expected = match expected {
+        "Unexpected nud token" => "a value".to_string(),
+        other => backticked(other.strip_prefix("Expected ").unwrap_or(other)),
+    };
+    let found = token_words(found);
+    // The parser counts columns from 0 on the error's line.
+    let column = e.column + 1;
+    let before: String = e
+        .expression
+        .lines()
+        .nth(e.line)
+        .unwrap_or("")
+        .chars()
+        .take(e.column)
+        .collect();
+    let place = if before.trim().is_empty() {
+        "at the start".to_string()
+    } else {
+        format!("after `{before}`")
+    };
+    format!("syntax error at column {column}: expected {expected}, found {found} ({place})")
+}
+
+/// `'}' or ','` → `` `}` or `,` ``.
+fn backticked(text: &str) -> String {
+    text.replace('\'', "`")
+}
+
+/// The parser's token (its `Debug` text) as a person would name it.
+fn token_words(token: &str) -> String {
+    let symbol = match token {
+        "Eof" => return "the end of the expression".to_string(),
+        "Dot" => ".",
+        "Star" => "*",
+        "Flatten" => "[]",
+        "And" => "&&",
+        "Or" => "||",
+        "Pipe" => "|",
+        "Filter" => "[?",
+        "Lbracket" => "[",
+        "Rbracket" => "]",
+        "Comma" => ",",
+        "Colon" => ":",
+        "Not" => "!",
+        "Ne" => "!=",
+        "Eq" => "==",
+        "Gt" => ">",
+        "Gte" => ">=",
+        "Lt" => "<",
+        "Lte" => "<=",
+        "At" => "@",
+        "Ampersand" => "&",
+        "Lparen" => "(",
+        "Rparen" => ")",
+        "Lbrace" => "{",
+        "Rbrace" => "}",
+        other => {
+            let inner = |prefix: &str| {
+                other
+                    .strip_prefix(prefix)
+                    .and_then(|rest| rest.strip_suffix(')'))
+                    .map(|v| v.trim_matches('"').to_string())
+            };
+            if let Some(name) = inner("Identifier(").or_else(|| inner("QuotedIdentifier(")) {
+                return format!("the name `{name}`");
+            }
+            if let Some(number) = inner("Number(") {
+                return format!("the number `{number}`");
+            }
+            if other.starts_with("Literal(") {
+                return "a literal".to_string();
+            }
+            return format!("`{other}`");
+        }
+    };
+    format!("`{symbol}`")
+}
 
 fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchError> {
     match node {

@@ -128,9 +128,41 @@ fn type_errors_are_reported_as_go_jmespath_does() {
 }
 
 #[test]
+fn syntax_errors_say_what_was_expected_and_where() {
+    let cases = [
+        (
+            "ends_too_early",
+            "request.[",
+            "syntax error at column 10: expected a value, found the end of the expression (after `request.[`)",
+        ),
+        (
+            "operator_without_operand",
+            "a || || b",
+            "syntax error at column 6: expected a value, found `||` (after `a || `)",
+        ),
+        (
+            "unclosed_parenthesis",
+            "(a.b",
+            "syntax error at column 5: expected `)` to close `(`, found the end of the expression (after `(a.b`)",
+        ),
+        (
+            "bad_token_after_dot",
+            "a.]",
+            "syntax error at column 3: expected identifier, `*`, `{`, `[`, `&`, or `[?`, found `]` (after `a.`)",
+        ),
+    ];
+    for (name, expr, want) in cases {
+        assert_eq!(
+            Query::compile(expr).unwrap_err().to_string(),
+            want,
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn compile_errors_are_caught_before_evaluation() {
     let cases = [
-        ("syntax", "a.[", "SyntaxError"),
         ("unknown_function", "nope(a)", "unknown function: nope()"),
         (
             "arity",

@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::diagnostics::Diagnostics;
 use crate::pattern::Pattern;
 use crate::references;
-use crate::variables::{report_problems, Document};
+use crate::variables::{document_has_variables, report_problems, Document};
 
 /// A pattern, compiled now or, when it has variables, after substitution.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,10 +39,12 @@ impl PatternBody {
         } else {
             value
         };
-        let document = Document::compile(value, "", delete);
-        if document.is_plain() {
+        // Most patterns have no variables: compile them as they are, with
+        // no copy of the pattern as a document.
+        if !document_has_variables(value) {
             return PatternBody::Static(Pattern::compile(value, path, diags));
         }
+        let document = Document::compile(value, "", delete);
         report_problems(&document, path, diags);
         // Check the pattern's shape with every variable standing for `*`.
         Pattern::compile(&placeholders(value), path, diags);

@@ -389,15 +389,10 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             absorb(eval_on(rhs, left))
         }
         Node::Projection(lhs, rhs) => {
-            let left = match eval(lhs, data) {
-                Ok(left) => left,
-                Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
+            let items = match eval_items(lhs, data) {
+                Ok(Some(items)) => items,
+                Ok(None) | Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
                 Err(e) => return Err(e),
-            };
-            let items: Vec<Cow<'a, Value>> = match left {
-                Cow::Borrowed(Value::Array(items)) => items.iter().map(Cow::Borrowed).collect(),
-                Cow::Owned(Value::Array(items)) => items.into_iter().map(Cow::Owned).collect(),
-                _ => return Ok(Cow::Borrowed(&NULL)),
             };
             let mut out = Vec::new();
             for item in items {
@@ -424,35 +419,13 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
                 _ => Cow::Borrowed(&NULL),
             })
         }
-        Node::Flatten(inner) => {
-            let value = match eval(inner, data) {
-                Ok(v) => v,
-                Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
-                Err(e) => return Err(e),
-            };
-            let mut out = Vec::new();
-            match value {
-                Cow::Borrowed(Value::Array(items)) => {
-                    for item in items {
-                        match item {
-                            Value::Array(inner) => out.extend(inner.iter().cloned()),
-                            other => out.push(other.clone()),
-                        }
-                    }
-                }
-                // A list built by the expression itself is moved, not copied.
-                Cow::Owned(Value::Array(items)) => {
-                    for item in items {
-                        match item {
-                            Value::Array(inner) => out.extend(inner),
-                            other => out.push(other),
-                        }
-                    }
-                }
-                _ => return Ok(Cow::Borrowed(&NULL)),
-            }
-            Ok(Cow::Owned(Value::Array(out)))
-        }
+        Node::Flatten(_) => match eval_items(node, data) {
+            Ok(Some(items)) => Ok(Cow::Owned(Value::Array(
+                items.into_iter().map(Cow::into_owned).collect(),
+            ))),
+            Ok(None) | Err(SearchError::NotFound(_)) => Ok(Cow::Borrowed(&NULL)),
+            Err(e) => Err(e),
+        },
         Node::Condition(predicate, then) => {
             let test = absorb(eval(predicate, data))?;
             if truthy(&test) {
@@ -510,6 +483,61 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
 }
 
 /// Evaluates `node` against an intermediate result, keeping borrows alive.
+/// The elements a projection or a flatten goes over, borrowed where they
+/// come from the input: `spec.[initContainers, containers][].name` reads
+/// each container in place instead of copying the lists first. `None`
+/// when the value is not a list (the projection then yields `null`).
+fn eval_items<'a>(
+    node: &'a Node,
+    data: &'a Value,
+) -> Result<Option<Vec<Cow<'a, Value>>>, SearchError> {
+    match node {
+        Node::MultiList(elements) if !data.is_null() => {
+            let mut out = Vec::with_capacity(elements.len());
+            for e in elements {
+                out.push(absorb(eval(e, data))?);
+            }
+            Ok(Some(out))
+        }
+        Node::Subexpr(lhs, rhs) if matches!(**rhs, Node::MultiList(_) | Node::Flatten(_)) => {
+            match eval(lhs, data)? {
+                Cow::Borrowed(left) => eval_items(rhs, left),
+                Cow::Owned(left) => Ok(eval_items(rhs, &left)?.map(|items| {
+                    items
+                        .into_iter()
+                        .map(|i| Cow::Owned(i.into_owned()))
+                        .collect()
+                })),
+            }
+        }
+        Node::Flatten(inner) => {
+            let items = match eval_items(inner, data) {
+                Ok(Some(items)) => items,
+                Ok(None) | Err(SearchError::NotFound(_)) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Cow::Borrowed(Value::Array(inner)) => {
+                        out.extend(inner.iter().map(Cow::Borrowed))
+                    }
+                    Cow::Owned(Value::Array(inner)) => {
+                        out.extend(inner.into_iter().map(Cow::Owned))
+                    }
+                    other => out.push(other),
+                }
+            }
+            Ok(Some(out))
+        }
+        _ => Ok(match eval(node, data)? {
+            Cow::Borrowed(Value::Array(items)) => Some(items.iter().map(Cow::Borrowed).collect()),
+            Cow::Owned(Value::Array(items)) => Some(items.into_iter().map(Cow::Owned).collect()),
+            _ => None,
+        }),
+    }
+}
+
 fn eval_on<'a>(node: &'a Node, value: Cow<'a, Value>) -> Result<Cow<'a, Value>, SearchError> {
     match value {
         Cow::Borrowed(v) => eval(node, v),

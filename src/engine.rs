@@ -29,30 +29,32 @@ use crate::wildcard;
 /// which autogen derives its rules. The request is moved into the rules'
 /// context once every rule has been matched against it.
 pub fn evaluate(spec: &PolicySpec, raw_rules: &[Value], request: Value) -> Vec<RuleOutcome> {
-    let (generated, selected) = {
+    // Autogen's rules are JSON of their own, which the parsed rules borrow.
+    let generated_json: Vec<autogen::GeneratedRule>;
+    let generated: Vec<Rule>;
+    let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
         let target = Target::new(&view);
-        let generated: Vec<Rule> = autogen::generate(
+        generated_json = autogen::generate(
             raw_rules,
             spec.autogen_controllers.as_deref(),
             &target.gvk.kind,
-        )
-        .into_iter()
-        .filter_map(|g| {
-            let source = spec.rules.get(g.source)?;
-            let mut ignored = Diagnostics::default();
-            settings::parse_rule(&g.rule, &source.path, &mut ignored)
-        })
-        .collect();
-        let selected: Vec<(usize, FailureAction)> = spec
-            .rules
+        );
+        generated = generated_json
+            .iter()
+            .filter_map(|g| {
+                let source = spec.rules.get(g.source)?;
+                let mut ignored = Diagnostics::default();
+                settings::parse_rule(&g.rule, &source.path, &mut ignored)
+            })
+            .collect();
+        spec.rules
             .iter()
             .chain(&generated)
             .enumerate()
             .filter(|(_, rule)| rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target))
             .map(|(i, rule)| (i, failure_action(spec, rule, target.namespace)))
-            .collect();
-        (generated, selected)
+            .collect()
     };
     let rules: Vec<&Rule> = spec.rules.iter().chain(&generated).collect();
     let mut ctx = Context::new(request);

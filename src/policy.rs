@@ -272,11 +272,8 @@ mod tests {
             );
         }
         let mut parsed_diags = Diagnostics::default();
-        let parsed = settings::parse(
-            &manifest("kyverno.io/v1", "ClusterPolicy", spec),
-            &mut parsed_diags,
-        )
-        .expect("a policy");
+        let document = manifest("kyverno.io/v1", "ClusterPolicy", spec);
+        let parsed = settings::parse(&document, &mut parsed_diags).expect("a policy");
         assert_eq!(parsed.policy_name.as_deref(), Some("require-labels"));
         assert_eq!(parsed.autogen_controllers.as_deref(), Some("none"));
     }

@@ -46,8 +46,8 @@ pub struct FailureActionOverride {
 
 /// The policy spec.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PolicySpec {
-    pub rules: Vec<Rule>,
+pub struct PolicySpec<'a> {
+    pub rules: Vec<Rule<'a>>,
     /// `validationFailureAction`; Kyverno's default is `Audit`.
     pub failure_action: FailureAction,
     pub failure_action_overrides: Vec<FailureActionOverride>,
@@ -59,8 +59,10 @@ pub struct PolicySpec {
     pub policy_name: Option<String>,
 }
 
+/// A rule; its validate body borrows the settings' JSON (patterns are not
+/// copied out of the settings).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rule {
+pub struct Rule<'a> {
     pub name: String,
     /// Where the rule sits in the settings (`rules[2]`), for messages.
     pub path: String,
@@ -69,7 +71,7 @@ pub struct Rule {
     pub context: Vec<ContextEntry>,
     pub preconditions: Option<Conditions>,
     pub cel_preconditions: Vec<NamedExpression>,
-    pub validate: Validation,
+    pub validate: Validation<'a>,
 }
 
 /// `match` or `exclude`.
@@ -123,26 +125,26 @@ pub struct Subject {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Validation {
+pub struct Validation<'a> {
     pub message: Option<String>,
     pub failure_action: Option<FailureAction>,
     pub failure_action_overrides: Vec<FailureActionOverride>,
-    pub body: ValidationBody,
+    pub body: ValidationBody<'a>,
 }
 
 /// Exactly one way of validating.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ValidationBody {
-    Pattern(Value),
-    AnyPattern(Vec<Value>),
+pub enum ValidationBody<'a> {
+    Pattern(&'a Value),
+    AnyPattern(Vec<&'a Value>),
     Deny(Deny),
-    Foreach(Vec<Foreach>),
+    Foreach(Vec<Foreach<'a>>),
     Cel(Cel),
     PodSecurity(PodSecurity),
-    Manifests(Value),
+    Manifests(&'a Value),
 }
 
-impl ValidationBody {
+impl ValidationBody<'_> {
     pub fn key(&self) -> &'static str {
         match self {
             Self::Pattern(_) => "pattern",
@@ -181,20 +183,20 @@ pub struct Condition {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Foreach {
+pub struct Foreach<'a> {
     pub list: String,
     pub context: Vec<ContextEntry>,
     pub preconditions: Option<Conditions>,
     pub element_scope: Option<bool>,
-    pub body: ForeachBody,
+    pub body: ForeachBody<'a>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ForeachBody {
-    Pattern(Value),
-    AnyPattern(Vec<Value>),
+pub enum ForeachBody<'a> {
+    Pattern(&'a Value),
+    AnyPattern(Vec<&'a Value>),
     Deny(Deny),
-    Foreach(Vec<Foreach>),
+    Foreach(Vec<Foreach<'a>>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -287,7 +289,7 @@ const AUTOGEN_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
 /// The settings are a Kyverno policy's `spec`, or the whole `ClusterPolicy`
 /// or `Policy` manifest. Returns `None` only when the document is not an
 /// object at all.
-pub fn parse(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
+pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicySpec<'a>> {
     let is_manifest = settings.as_object().is_some_and(|m| {
         ["apiVersion", "kind", "spec"]
             .iter()
@@ -387,7 +389,7 @@ pub fn spec_of(settings: &Value) -> &Value {
 }
 
 /// Parses a Kyverno policy's `spec`.
-fn parse_spec(settings: &Value, diags: &mut Diagnostics) -> Option<PolicySpec> {
+fn parse_spec<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicySpec<'a>> {
     let spec = Fields::open(
         settings,
         "",
@@ -470,7 +472,7 @@ fn parse_overrides(
         .collect()
 }
 
-fn parse_rules(value: &Value, diags: &mut Diagnostics) -> Vec<Rule> {
+fn parse_rules<'a>(value: &'a Value, diags: &mut Diagnostics) -> Vec<Rule<'a>> {
     let Some(items) = value.as_array() else {
         diags.push("rules", "must be a list of rules");
         return Vec::new();
@@ -514,7 +516,7 @@ const RULE_NEUTRAL_FIELDS: &[&str] = &["skipBackgroundRequests", "reportProperti
 const OTHER_RULE_TYPES: &[&str] = &["mutate", "generate", "verifyImages", "imageExtractors"];
 
 /// Parses one rule (also used for rules autogen derives from the settings).
-pub fn parse_rule(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Rule> {
+pub fn parse_rule<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> Option<Rule<'a>> {
     let f = Fields::open(
         value,
         path,
@@ -723,7 +725,11 @@ const BODY_KEYS: &[&str] = &[
     "manifests",
 ];
 
-fn parse_validation(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Validation> {
+fn parse_validation<'a>(
+    value: &'a Value,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Validation<'a>> {
     // `allowExistingViolations` and `validationFailureAction` only steer
     // background scans and reports, not an admission verdict.
     let f = Fields::open(
@@ -776,23 +782,31 @@ fn parse_validation(value: &Value, path: &str, diags: &mut Diagnostics) -> Optio
     })
 }
 
-fn parse_body(key: &str, f: &Fields<'_>, diags: &mut Diagnostics) -> Option<ValidationBody> {
+fn parse_body<'a>(
+    key: &str,
+    f: &Fields<'a>,
+    diags: &mut Diagnostics,
+) -> Option<ValidationBody<'a>> {
     let value = f.get(key)?;
     let path = f.path(key);
     Some(match key {
-        "pattern" => ValidationBody::Pattern(value.clone()),
+        "pattern" => ValidationBody::Pattern(value),
         "anyPattern" => ValidationBody::AnyPattern(parse_any_pattern(value, &path, diags)?),
         "deny" => ValidationBody::Deny(parse_deny(value, &path, diags)?),
         "foreach" => ValidationBody::Foreach(parse_foreach_list(value, &path, diags)),
         "cel" => ValidationBody::Cel(parse_cel(value, &path, diags)?),
         "podSecurity" => ValidationBody::PodSecurity(parse_pod_security(value, &path, diags)?),
-        _ => ValidationBody::Manifests(value.clone()),
+        _ => ValidationBody::Manifests(value),
     })
 }
 
-fn parse_any_pattern(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Vec<Value>> {
+fn parse_any_pattern<'a>(
+    value: &'a Value,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Vec<&'a Value>> {
     match value.as_array() {
-        Some(items) if !items.is_empty() => Some(items.clone()),
+        Some(items) if !items.is_empty() => Some(items.iter().collect()),
         Some(_) => {
             diags.push(path, "must list at least one pattern");
             None
@@ -856,7 +870,11 @@ fn parse_condition(value: &Value, path: &str, diags: &mut Diagnostics) -> Option
     })
 }
 
-fn parse_foreach_list(value: &Value, path: &str, diags: &mut Diagnostics) -> Vec<Foreach> {
+fn parse_foreach_list<'a>(
+    value: &'a Value,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Vec<Foreach<'a>> {
     let Some(items) = value.as_array() else {
         diags.push(path, "must be a list");
         return Vec::new();
@@ -868,7 +886,7 @@ fn parse_foreach_list(value: &Value, path: &str, diags: &mut Diagnostics) -> Vec
         .collect()
 }
 
-fn parse_foreach(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Foreach> {
+fn parse_foreach<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> Option<Foreach<'a>> {
     const KEYS: &[&str] = &["pattern", "anyPattern", "deny", "foreach"];
     let f = Fields::open(
         value,
@@ -890,7 +908,7 @@ fn parse_foreach(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<F
             let v = f.get(one)?;
             let p = f.path(one);
             match *one {
-                "pattern" => ForeachBody::Pattern(v.clone()),
+                "pattern" => ForeachBody::Pattern(v),
                 "anyPattern" => ForeachBody::AnyPattern(parse_any_pattern(v, &p, diags)?),
                 "deny" => ForeachBody::Deny(parse_deny(v, &p, diags)?),
                 _ => ForeachBody::Foreach(parse_foreach_list(v, &p, diags)),

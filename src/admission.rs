@@ -4,6 +4,7 @@ use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
+use crate::cluster::{Cached, Cluster, NoCluster};
 use crate::diagnostics::Diagnostics;
 use crate::{engine, policy, settings, verdict};
 
@@ -15,6 +16,11 @@ pub const REJECT_CODE: u16 = 400;
 /// Never fails: a payload or settings problem becomes a rejection that says
 /// what is wrong, so a broken policy fails closed.
 pub fn validate(payload: &[u8]) -> ValidationResponse {
+    validate_with(payload, &NoCluster)
+}
+
+/// [`validate`], reading cluster data a rule needs through `cluster`.
+pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationResponse {
     let mut document: Value = match serde_json::from_slice(payload) {
         Ok(v) => v,
         Err(e) => {
@@ -52,7 +58,7 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let outcomes = engine::evaluate(&spec, raw_rules, raw_request);
+    let outcomes = engine::evaluate(&spec, raw_rules, raw_request, &Cached::new(cluster));
     let verdict = verdict::decide(&outcomes, spec.policy_name.as_deref());
     if verdict.accepted {
         ValidationResponse {

@@ -35,6 +35,7 @@ struct Expression {
 pub struct CompiledCel {
     variables: Vec<(String, Program)>,
     expressions: Vec<Expression>,
+    reads_namespace: bool,
 }
 
 impl std::fmt::Debug for CompiledCel {
@@ -129,10 +130,24 @@ impl CompiledCel {
                 "needs at least one expression",
             );
         }
+        let reads_namespace = cel
+            .variables
+            .iter()
+            .map(|v| v.expression.as_str())
+            .chain(cel.expressions.iter().flat_map(|e| {
+                std::iter::once(e.expression.as_str()).chain(e.message_expression.as_deref())
+            }))
+            .any(|text| text.contains("namespaceObject"));
         (diags.errors().len() == before).then_some(Self {
             variables,
             expressions,
+            reads_namespace,
         })
+    }
+
+    /// Whether an expression reads `namespaceObject` (worth a cluster lookup).
+    pub fn reads_namespace(&self) -> bool {
+        self.reads_namespace
     }
 
     /// Evaluates every expression; the first that is not `true` fails the
@@ -188,16 +203,20 @@ pub struct Inputs<'a> {
     pub request: &'a Value,
     /// The request's namespace (`""` for cluster-scoped resources).
     pub namespace: &'a str,
+    /// The Namespace object, when the cluster gave it.
+    pub namespace_object: Option<&'a Value>,
 }
 
 impl<'i> Inputs<'i> {
-    /// Only the name is known without cluster access: labels and the rest
-    /// of the Namespace are absent (reading them is an error).
-    fn namespace_object(&self) -> Value {
-        if self.namespace.is_empty() {
-            Value::Null
-        } else {
-            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+    /// The Namespace as the cluster has it; without cluster access only its
+    /// name is known (reading its labels is then an error).
+    fn namespace_object(&self) -> std::borrow::Cow<'i, Value> {
+        match self.namespace_object {
+            _ if self.namespace.is_empty() => std::borrow::Cow::Owned(Value::Null),
+            Some(object) => std::borrow::Cow::Borrowed(object),
+            None => std::borrow::Cow::Owned(
+                serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}),
+            ),
         }
     }
 
@@ -216,6 +235,7 @@ impl<'i> Inputs<'i> {
 /// Compiled `celPreconditions`: all must hold for the rule to apply.
 pub struct Preconditions {
     conditions: Vec<(String, Program)>,
+    reads_namespace: bool,
 }
 
 impl std::fmt::Debug for Preconditions {
@@ -245,7 +265,18 @@ impl Preconditions {
                 Some((c.name.clone(), compile_program(&c.expression, &p, diags)?))
             })
             .collect();
-        (diags.errors().len() == before).then_some(Self { conditions })
+        let reads_namespace = list
+            .iter()
+            .any(|c| c.expression.contains("namespaceObject"));
+        (diags.errors().len() == before).then_some(Self {
+            conditions,
+            reads_namespace,
+        })
+    }
+
+    /// Whether a condition reads `namespaceObject`.
+    pub fn reads_namespace(&self) -> bool {
+        self.reads_namespace
     }
 
     /// `Ok(None)` when all hold; `Ok(Some(name))` names the first that does

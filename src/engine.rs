@@ -6,11 +6,12 @@ use serde_json::Value;
 
 use crate::autogen;
 use crate::cel;
+use crate::cluster::Cached;
 use crate::context::Context;
 use crate::context_entries::load_context;
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
-use crate::matching::{rule_applies, Target};
+use crate::matching::{rule_applies, uses_namespace_selector, Target};
 use crate::pattern::Pattern;
 use crate::pattern_body::PatternBody;
 use crate::policy;
@@ -28,10 +29,16 @@ use crate::wildcard;
 /// pod-controller kind. `raw_rules` is the settings' `rules` JSON, from
 /// which autogen derives its rules. The request is moved into the rules'
 /// context once every rule has been matched against it.
-pub fn evaluate(spec: &PolicySpec, raw_rules: &[Value], request: Value) -> Vec<RuleOutcome> {
+pub fn evaluate(
+    spec: &PolicySpec,
+    raw_rules: &[Value],
+    request: Value,
+    cluster: &Cached<'_>,
+) -> Vec<RuleOutcome> {
     // Autogen's rules are JSON of their own, which the parsed rules borrow.
     let generated_json: Vec<autogen::GeneratedRule>;
     let generated: Vec<Rule>;
+    let mut labels_error: Option<String> = None;
     let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
         let target = Target::new(&view);
@@ -48,11 +55,42 @@ pub fn evaluate(spec: &PolicySpec, raw_rules: &[Value], request: Value) -> Vec<R
                 settings::parse_rule(&g.rule, &source.path, &mut ignored)
             })
             .collect();
+        let mut target = target;
+        let needs_labels = |rule: &&Rule| {
+            uses_namespace_selector(&rule.match_resources)
+                || rule.exclude.as_ref().is_some_and(uses_namespace_selector)
+        };
+        if spec
+            .rules
+            .iter()
+            .chain(&generated)
+            .any(|r| needs_labels(&r))
+            && target.object_kind != "Namespace"
+            && !target.namespace.is_empty()
+        {
+            match cluster.namespace(target.namespace) {
+                Ok(namespace) => {
+                    target.namespace_labels = Some(
+                        namespace
+                            .pointer("/metadata/labels")
+                            .and_then(Value::as_object)
+                            .cloned()
+                            .unwrap_or_default(),
+                    )
+                }
+                Err(e) => labels_error = Some(e),
+            }
+        }
         spec.rules
             .iter()
             .chain(&generated)
             .enumerate()
-            .filter(|(_, rule)| rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target))
+            .filter(|(_, rule)| {
+                // Without the labels, a rule that selects by them cannot be
+                // matched: it errors below rather than silently not apply.
+                (labels_error.is_some() && needs_labels(rule))
+                    || rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
+            })
             .map(|(i, rule)| (i, failure_action(spec, rule, target.namespace)))
             .collect()
     };
@@ -63,8 +101,19 @@ pub fn evaluate(spec: &PolicySpec, raw_rules: &[Value], request: Value) -> Vec<R
         let Some(rule) = rules.get(index) else {
             continue;
         };
-        let Some((status, message)) = run_rule(rule, &mut ctx, action == FailureAction::Enforce)
-        else {
+        let selects_by_labels = uses_namespace_selector(&rule.match_resources)
+            || rule.exclude.as_ref().is_some_and(uses_namespace_selector);
+        let result = match &labels_error {
+            Some(e) if selects_by_labels => Some((
+                RuleStatus::Error,
+                format!(
+                    "rule {} selects by namespace labels, which could not be read: {e} (the policy needs `v1` `Namespace` in its contextAwareResources)",
+                    rule.name
+                ),
+            )),
+            _ => run_rule(rule, &mut ctx, cluster, action == FailureAction::Enforce),
+        };
+        let Some((status, message)) = result else {
             continue;
         };
         outcomes.push(RuleOutcome {
@@ -88,19 +137,20 @@ const EXISTING_VIOLATION: &str =
     "skipping the rule evaluation as pre-existing violations are allowed";
 
 /// What CEL expressions read, from the request in the context.
-fn cel_inputs(request: &Value) -> cel::Inputs<'_> {
+fn cel_inputs<'a>(request: &'a Value, namespace_object: Option<&'a Value>) -> cel::Inputs<'a> {
     let view = AdmissionRequest::new(request);
     cel::Inputs {
         object: view.object(),
         old_object: view.old_object(),
         request,
         namespace: view.namespace(),
+        namespace_object,
     }
 }
 
 /// Compiles and runs one selected rule; `None` when Kyverno produces no
 /// result for it (pattern rules on DELETE, foreach over nothing).
-fn run_rule(rule: &Rule, ctx: &mut Context, enforce: bool) -> Result2 {
+fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool) -> Result2 {
     let request = AdmissionRequest::new(ctx.request());
     let delete = request.operation() == "DELETE";
     let update = request.operation() == "UPDATE" && !request.old_object().is_null();
@@ -119,8 +169,19 @@ fn run_rule(rule: &Rule, ctx: &mut Context, enforce: bool) -> Result2 {
             ))
         }
     };
+    // The real Namespace for CEL's `namespaceObject`, when an expression
+    // reads it and the cluster can tell.
+    let reads_namespace = compiled
+        .cel_preconditions
+        .as_ref()
+        .is_some_and(|p| p.reads_namespace())
+        || matches!(&compiled.body, Body::Cel(c) if c.reads_namespace());
+    let namespace = AdmissionRequest::new(ctx.request()).namespace().to_string();
+    let namespace_object = (reads_namespace && !namespace.is_empty())
+        .then(|| cluster.namespace(&namespace).ok())
+        .flatten();
     if let Some(pre) = &compiled.cel_preconditions {
-        match pre.evaluate(&cel_inputs(ctx.request())) {
+        match pre.evaluate(&cel_inputs(ctx.request(), namespace_object.as_ref())) {
             // Kyverno's match conditions: the rule does not apply.
             Ok(Some(_)) => return None,
             Ok(None) => {}
@@ -128,7 +189,7 @@ fn run_rule(rule: &Rule, ctx: &mut Context, enforce: bool) -> Result2 {
         }
     }
     if let Body::Cel(c) = &compiled.body {
-        let (status, message) = c.evaluate(&cel_inputs(ctx.request()));
+        let (status, message) = c.evaluate(&cel_inputs(ctx.request(), namespace_object.as_ref()));
         let message = if status == RuleStatus::Pass {
             format!("validation rule '{}' passed.", compiled.text.name)
         } else {
@@ -274,7 +335,7 @@ fn run_loaded(
             }
             pod_security_result(&rule.text.name, check, ctx.object())
         }
-        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request())),
+        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), None)),
     };
     Some((result.0, explain(result.1)))
 }

@@ -17,6 +17,7 @@ pub mod admission;
 pub mod anchor;
 pub mod autogen;
 pub mod cel;
+pub mod cluster;
 pub mod conditions;
 pub mod context;
 pub mod context_entries;
@@ -59,7 +60,31 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    Ok(serde_json::to_vec(&admission::validate(payload))?)
+    Ok(serde_json::to_vec(&admission::validate_with(
+        payload,
+        &HostCluster,
+    ))?)
+}
+
+/// Kubewarden's context-aware host capabilities, called with their JSON
+/// request shapes and read as JSON (any kind, custom resources too, and no
+/// k8s-openapi in the module). The host answers only for the resources the
+/// policy's `contextAwareResources` list.
+struct HostCluster;
+
+impl cluster::Cluster for HostCluster {
+    fn fetch(&self, lookup: &cluster::Lookup) -> Result<serde_json::Value, String> {
+        let (operation, request) = lookup.operation();
+        let payload = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+        let answer = wapc_guest::host_call("kubewarden", "kubernetes", operation, &payload)
+            .map_err(|e| format!("cannot read {}: {e}", lookup.describe()))?;
+        serde_json::from_slice(&answer).map_err(|e| {
+            format!(
+                "cannot read {}: the host's answer is not JSON: {e}",
+                lookup.describe()
+            )
+        })
+    }
 }
 
 fn validate_settings(payload: &[u8]) -> CallResult {

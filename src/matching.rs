@@ -24,6 +24,9 @@ pub struct Target<'a> {
     pub annotations: Option<&'a serde_json::Map<String, Value>>,
     pub username: &'a str,
     pub groups: Vec<&'a str>,
+    /// The labels of the request's Namespace, read from the cluster when a
+    /// rule has a `namespaceSelector` (empty for cluster-scoped objects).
+    pub namespace_labels: Option<serde_json::Map<String, Value>>,
 }
 
 impl<'a> Target<'a> {
@@ -63,6 +66,7 @@ impl<'a> Target<'a> {
             annotations: metadata_map(resource, "annotations"),
             username: request.username(),
             groups: request.groups().collect(),
+            namespace_labels: None,
         }
     }
 }
@@ -208,7 +212,30 @@ fn description_selects(d: &ResourceDescription, target: &Target<'_>) -> bool {
             return false;
         }
     }
+    if let Some(selector) = &d.namespace_selector {
+        // Kyverno: "namespace selector is not applicable for namespace
+        // resource"; other objects are selected by their Namespace's labels.
+        if target.object_kind == "Namespace"
+            || !selector_matches(selector, target.namespace_labels.as_ref())
+        {
+            return false;
+        }
+    }
     true
+}
+
+/// Whether a `match` or `exclude` block selects by the namespace's labels.
+pub fn uses_namespace_selector(block: &MatchResources) -> bool {
+    block
+        .any
+        .iter()
+        .chain(&block.all)
+        .chain(&block.legacy)
+        .any(|f| {
+            f.resources
+                .as_ref()
+                .is_some_and(|r| r.namespace_selector.is_some())
+        })
 }
 
 fn annotations_match(

@@ -86,16 +86,6 @@ fn check_match_block(block: &MatchResources, path: &str, diags: &mut Diagnostics
                 "needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
             );
         }
-        if filter
-            .resources
-            .as_ref()
-            .is_some_and(|r| r.namespace_selector.is_some())
-        {
-            diags.push(
-                &key_path(&key_path(&p, "resources"), "namespaceSelector"),
-                "needs the namespace's labels, which the admission request does not carry: not supported yet",
-            );
-        }
     }
 }
 
@@ -211,7 +201,6 @@ mod tests {
             ("cluster_data_in_match", json!({"rules": [{"name": "r", "match": {"any": [{"clusterRoles": ["admin"], "resources": {"kinds": ["Pod"], "namespaceSelector": {}}}]}, "validate": {"pattern": {}}}]}),
                 vec![
                     "rules[0].match.any[0].clusterRoles: needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
-                    "rules[0].match.any[0].resources.namespaceSelector: needs the namespace's labels, which the admission request does not carry: not supported yet",
                 ]),
             ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"manifests": {}}))]}),
                 vec!["rules[0].validate.manifests: `validate.manifests` is not supported yet"]),

@@ -35,6 +35,7 @@ fn run(c: &CompiledCel, object: Value) -> (RuleStatus, String) {
         old_object: &Value::Null,
         request: &request,
         namespace: "team-a",
+        namespace_object: None,
     })
 }
 

@@ -1,0 +1,172 @@
+//! Cluster data a rule may need beyond the admission request: Kubewarden's
+//! context-aware host capabilities (`get_resource`, `list_resources_*`),
+//! behind a trait so that the engine runs natively with no cluster at all.
+//! The waPC implementation lives at the edge (`lib.rs`); lookups are made
+//! at most once per request.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+/// One lookup in the cluster, worded as Kubewarden's host expects it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Lookup {
+    /// `get_resource`: one object.
+    Get {
+        api_version: String,
+        kind: String,
+        namespace: Option<String>,
+        name: String,
+    },
+}
+
+impl Lookup {
+    /// The host operation and its JSON payload.
+    pub fn operation(&self) -> (&'static str, Value) {
+        match self {
+            Lookup::Get {
+                api_version,
+                kind,
+                namespace,
+                name,
+            } => (
+                "get_resource",
+                json!({
+                    "api_version": api_version,
+                    "kind": kind,
+                    "name": name,
+                    "namespace": namespace,
+                    "disable_cache": false,
+                }),
+            ),
+        }
+    }
+
+    /// How the lookup reads in messages (`v1 Namespace team-a`).
+    pub fn describe(&self) -> String {
+        match self {
+            Lookup::Get {
+                api_version,
+                kind,
+                namespace: Some(namespace),
+                name,
+            } => format!("{api_version} {kind} {namespace}/{name}"),
+            Lookup::Get {
+                api_version,
+                kind,
+                namespace: None,
+                name,
+            } => format!("{api_version} {kind} {name}"),
+        }
+    }
+}
+
+/// Answers lookups; an error says why the object could not be read.
+pub trait Cluster {
+    fn fetch(&self, lookup: &Lookup) -> Result<Value, String>;
+}
+
+/// No cluster: natively, in tests, and wherever a host gives no access.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoCluster;
+
+impl Cluster for NoCluster {
+    fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+        Err(format!(
+            "cannot read {}: no cluster access",
+            lookup.describe()
+        ))
+    }
+}
+
+/// Remembers every answer of the cluster it wraps, so that a request asks
+/// for each object once, however many rules read it.
+pub struct Cached<'c> {
+    cluster: &'c dyn Cluster,
+    answers: RefCell<HashMap<Lookup, Result<Value, String>>>,
+}
+
+impl<'c> Cached<'c> {
+    pub fn new(cluster: &'c dyn Cluster) -> Self {
+        Self {
+            cluster,
+            answers: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+        if let Some(answer) = self.answers.borrow().get(lookup) {
+            return answer.clone();
+        }
+        let answer = self.cluster.fetch(lookup);
+        self.answers
+            .borrow_mut()
+            .insert(lookup.clone(), answer.clone());
+        answer
+    }
+
+    /// The Namespace object `name`.
+    pub fn namespace(&self, name: &str) -> Result<Value, String> {
+        self.fetch(&Lookup::Get {
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+            namespace: None,
+            name: name.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    struct Counting {
+        calls: Cell<usize>,
+    }
+
+    impl Cluster for Counting {
+        fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+            self.calls.set(self.calls.get() + 1);
+            Ok(json!({"asked": lookup.describe()}))
+        }
+    }
+
+    #[test]
+    fn each_object_is_fetched_once_per_request() {
+        let counting = Counting {
+            calls: Cell::new(0),
+        };
+        let cached = Cached::new(&counting);
+        assert_eq!(
+            cached.namespace("team-a"),
+            Ok(json!({"asked": "v1 Namespace team-a"}))
+        );
+        assert!(cached.namespace("team-a").is_ok());
+        assert!(cached.namespace("team-b").is_ok());
+        assert_eq!(counting.calls.get(), 2);
+    }
+
+    #[test]
+    fn lookups_are_worded_as_the_host_expects() {
+        let lookup = Lookup::Get {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("default".into()),
+            name: "settings".into(),
+        };
+        assert_eq!(
+            lookup.operation(),
+            (
+                "get_resource",
+                json!({"api_version": "v1", "kind": "ConfigMap", "name": "settings",
+                    "namespace": "default", "disable_cache": false})
+            )
+        );
+        assert_eq!(
+            NoCluster.fetch(&lookup),
+            Err("cannot read v1 ConfigMap default/settings: no cluster access".into())
+        );
+    }
+}

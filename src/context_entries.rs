@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::cluster::{Cached, Lookup};
 use crate::context::Context;
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::jmespath::Query;
@@ -22,13 +23,22 @@ const RESERVED_NAMES: &[&str] = &[
     "elementIndex",
 ];
 
-/// A `context` entry, compiled. Only `variable` entries get this far.
+/// A `context` entry, compiled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompiledEntry {
     pub name: String,
-    value: Option<Document>,
-    jmes_path: Option<JmesPath>,
-    default: Option<Document>,
+    source: Source,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Source {
+    Variable {
+        value: Option<Document>,
+        jmes_path: Option<JmesPath>,
+        default: Option<Document>,
+    },
+    /// Read from the cluster; name and namespace substituted first.
+    ConfigMap { name: Template, namespace: Template },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +74,26 @@ pub fn compile_context(
             }
         }
         match &entry.source {
+            ContextSource::ConfigMap { name, namespace } => {
+                let cp = key_path(&p, "configMap");
+                let template = |text: &str, field: &str, diags: &mut Diagnostics| {
+                    let t = Template::compile(text, "", delete);
+                    for problem in t.problems() {
+                        diags.push(
+                            &key_path(&cp, field),
+                            format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
+                        );
+                    }
+                    t
+                };
+                out.push(CompiledEntry {
+                    name: entry.name.clone(),
+                    source: Source::ConfigMap {
+                        name: template(name, "name", diags),
+                        namespace: template(namespace, "namespace", diags),
+                    },
+                });
+            }
             ContextSource::External { kind } => diags.push(
                 &key_path(&p, kind),
                 format!(
@@ -114,9 +144,11 @@ pub fn compile_context(
                 }
                 out.push(CompiledEntry {
                     name: entry.name.clone(),
-                    value: value.as_ref().map(|v| doc(v, "value", diags)),
-                    jmes_path,
-                    default: default.as_ref().map(|v| doc(v, "default", diags)),
+                    source: Source::Variable {
+                        value: value.as_ref().map(|v| doc(v, "value", diags)),
+                        jmes_path,
+                        default: default.as_ref().map(|v| doc(v, "default", diags)),
+                    },
                 });
             }
         }
@@ -125,11 +157,68 @@ pub fn compile_context(
 }
 
 impl CompiledEntry {
+    fn evaluate(&self, ctx: &Context, cluster: &Cached<'_>) -> Result<Value, String> {
+        match &self.source {
+            Source::Variable {
+                value,
+                jmes_path,
+                default,
+            } => self.variable(value.as_ref(), jmes_path.as_ref(), default.as_ref(), ctx),
+            Source::ConfigMap { name, namespace } => self.config_map(name, namespace, ctx, cluster),
+        }
+    }
+
+    /// Kyverno's ConfigMap loader: the object's `data` and `metadata`, from
+    /// `namespace` (`default` when empty).
+    fn config_map(
+        &self,
+        name: &Template,
+        namespace: &Template,
+        ctx: &Context,
+        cluster: &Cached<'_>,
+    ) -> Result<Value, String> {
+        let entry = &self.name;
+        let text = |t: &Template| match t.render(ctx) {
+            Ok(Value::String(s)) => Ok(s),
+            Ok(other) => Ok(crate::jmespath::go::sprint(&other)),
+            Err(e) => Err(format!(
+                "failed to substitute variables in context entry {entry}: {e}"
+            )),
+        };
+        let name = text(name)?;
+        let mut namespace = text(namespace)?;
+        if namespace.is_empty() {
+            namespace = "default".into();
+        }
+        let object = cluster
+            .fetch(&Lookup::Get {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: Some(namespace),
+                name,
+            })
+            .map_err(|e| format!("failed to retrieve config map for context entry {entry}: {e}"))?;
+        let mut out = serde_json::Map::new();
+        for key in ["data", "metadata"] {
+            out.insert(
+                key.to_string(),
+                object.get(key).cloned().unwrap_or(Value::Null),
+            );
+        }
+        Ok(Value::Object(out))
+    }
+
     /// Kyverno's variable loader: the value (or the context) queried with
     /// `jmesPath`, falling back to `default`; `null` is an error.
-    fn evaluate(&self, ctx: &Context) -> Result<Value, String> {
+    fn variable(
+        &self,
+        value: Option<&Document>,
+        jmes_path: Option<&JmesPath>,
+        default: Option<&Document>,
+        ctx: &Context,
+    ) -> Result<Value, String> {
         let name = &self.name;
-        let path = match &self.jmes_path {
+        let path = match jmes_path {
             None => None,
             Some(JmesPath::Compiled(q)) => Some(Cow::Borrowed(q)),
             Some(JmesPath::Template(t)) => {
@@ -147,7 +236,7 @@ impl CompiledEntry {
                 })?))
             }
         };
-        let default = match &self.default {
+        let default = match default {
             Some(d) => Some(d.render(ctx).map_err(|e| {
                 format!("failed to substitute variables in context entry {name}: {e}")
             })?),
@@ -155,7 +244,7 @@ impl CompiledEntry {
         };
         let has_default = default.as_ref().is_some_and(|d| !d.is_null());
         let mut output = default.unwrap_or(Value::Null);
-        match (&self.value, path) {
+        match (value, path) {
             (Some(value), path) => {
                 let value = value.render(ctx).map_err(|e| {
                     format!("failed to substitute variables in context entry {name}: {e}")
@@ -216,10 +305,10 @@ impl Loaded {
 }
 
 /// Loads entries in order; each can read the ones before it.
-pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context) -> Loaded {
+pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cached<'_>) -> Loaded {
     let mut loaded = Loaded::default();
     for entry in entries {
-        match entry.evaluate(ctx) {
+        match entry.evaluate(ctx, cluster) {
             Ok(value) => {
                 let previous = ctx.set(&entry.name, value);
                 loaded.previous.push((entry.name.clone(), previous));

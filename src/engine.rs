@@ -216,12 +216,12 @@ fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool)
     if let Some(e) = ctx.images_error() {
         return Some((RuleStatus::Error, e.to_string()));
     }
-    let new = run_with_context(&compiled, ctx, delete)?;
+    let new = run_with_context(&compiled, ctx, cluster, delete)?;
     if enforce && update && new.0 == RuleStatus::Fail {
         let old_object = AdmissionRequest::new(ctx.request()).old_object().clone();
         let previous = ctx.swap_object(old_object);
         let operation = ctx.swap_operation("CREATE");
-        let old = run_with_context(&compiled, ctx, false);
+        let old = run_with_context(&compiled, ctx, cluster, false);
         ctx.swap_operation(&operation);
         ctx.swap_object(previous);
         if old.is_some_and(|(status, _)| status == RuleStatus::Fail) {
@@ -258,9 +258,14 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
 }
 
 /// Loads the rule's context, checks its preconditions and runs its body.
-fn run_with_context(rule: &CompiledRule, ctx: &mut Context, delete: bool) -> Result2 {
-    let loaded = load_context(&rule.context, ctx);
-    let result = run_loaded(rule, ctx, delete, &loaded.failures);
+fn run_with_context(
+    rule: &CompiledRule,
+    ctx: &mut Context,
+    cluster: &Cached<'_>,
+    delete: bool,
+) -> Result2 {
+    let loaded = load_context(&rule.context, ctx, cluster);
+    let result = run_loaded(rule, ctx, cluster, delete, &loaded.failures);
     loaded.undo(ctx);
     result
 }
@@ -268,6 +273,7 @@ fn run_with_context(rule: &CompiledRule, ctx: &mut Context, delete: bool) -> Res
 fn run_loaded(
     rule: &CompiledRule,
     ctx: &mut Context,
+    cluster: &Cached<'_>,
     delete: bool,
     failures: &[(String, String)],
 ) -> Result2 {
@@ -328,7 +334,7 @@ fn run_loaded(
                 ctx.object(),
             )
         }
-        Body::Foreach(list) => foreach::evaluate(&rule.text, list, ctx, 0)?,
+        Body::Foreach(list) => foreach::evaluate(&rule.text, list, ctx, cluster, 0)?,
         Body::PodSecurity(check) => {
             if delete {
                 return None;

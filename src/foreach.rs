@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::cluster::Cached;
 use crate::conditions::CompiledConditions;
 use crate::context::Context;
 use crate::context_entries::{compile_context, load_context, CompiledEntry};
@@ -139,6 +140,7 @@ pub fn evaluate(
     rule: &RuleText,
     list: &[CompiledForeach],
     ctx: &mut Context,
+    cluster: &Cached<'_>,
     nesting: usize,
 ) -> Option<(RuleStatus, String)> {
     let mut applied = 0;
@@ -154,7 +156,7 @@ pub fn evaluate(
             },
             Err(_) => continue,
         };
-        let (result, count) = validate_elements(rule, foreach, elements, ctx, nesting);
+        let (result, count) = validate_elements(rule, foreach, elements, ctx, cluster, nesting);
         if result.0 != RuleStatus::Pass {
             return Some(result);
         }
@@ -168,6 +170,7 @@ fn validate_elements(
     foreach: &CompiledForeach,
     elements: Vec<Value>,
     ctx: &mut Context,
+    cluster: &Cached<'_>,
     nesting: usize,
 ) -> ((RuleStatus, String), usize) {
     let mut applied = 0;
@@ -207,7 +210,7 @@ fn validate_elements(
                 (name, prev)
             })
             .collect();
-        let result = validate_element(rule, foreach, scoped, ctx, nesting);
+        let result = validate_element(rule, foreach, scoped, ctx, cluster, nesting);
         for (name, prev) in previous.into_iter().rev() {
             ctx.restore(&name, prev);
         }
@@ -236,9 +239,10 @@ fn validate_element(
     foreach: &CompiledForeach,
     scoped: bool,
     ctx: &mut Context,
+    cluster: &Cached<'_>,
     nesting: usize,
 ) -> Option<(RuleStatus, String)> {
-    let loaded = load_context(&foreach.context, ctx);
+    let loaded = load_context(&foreach.context, ctx, cluster);
     let result = (|| {
         if let Some(result) = foreach
             .preconditions
@@ -279,7 +283,7 @@ fn validate_element(
                     resource,
                 ))
             }
-            Body::Foreach(nested) => evaluate(rule, nested, ctx, nesting + 1),
+            Body::Foreach(nested) => evaluate(rule, nested, ctx, cluster, nesting + 1),
         }
     })();
     loaded.undo(ctx);

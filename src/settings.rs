@@ -212,6 +212,9 @@ pub enum ContextSource {
         jmes_path: Option<String>,
         default: Option<Value>,
     },
+    /// A ConfigMap read from the cluster; `name` and `namespace` may hold
+    /// variables.
+    ConfigMap { name: String, namespace: String },
     /// Sources that need a cluster or a registry; kept whole for the message.
     External { kind: &'static str },
 }
@@ -964,6 +967,18 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         value: var.get("value").cloned(),
                         jmes_path: var.string("jmesPath", diags),
                         default: var.get("default").cloned(),
+                    }
+                }
+                ["configMap"] => {
+                    let cp = e.path("configMap");
+                    let cm = Fields::open(e.get("configMap")?, &cp, &[&["name", "namespace"]], diags)?;
+                    let name = cm.string("name", diags).unwrap_or_else(|| {
+                        diags.push(&cp, "`name` is required");
+                        String::new()
+                    });
+                    ContextSource::ConfigMap {
+                        name,
+                        namespace: cm.string("namespace", diags).unwrap_or_default(),
                     }
                 }
                 [kind] => ContextSource::External { kind },

@@ -29,10 +29,16 @@ impl Cluster for Namespaces {
         if !self.reachable {
             return Err(format!("cannot read v1 Namespace {name}: forbidden"));
         }
-        match (kind.as_str(), name.as_str()) {
-            ("Namespace", "prod" | "dev") => Ok(json!({
+        let Lookup::Get { namespace, .. } = lookup;
+        match (kind.as_str(), namespace.as_deref(), name.as_str()) {
+            ("Namespace", None, "prod" | "dev") => Ok(json!({
                 "apiVersion": "v1", "kind": "Namespace",
                 "metadata": {"name": name, "labels": {"env": name}}
+            })),
+            ("ConfigMap", Some("default" | "prod"), "registries") => Ok(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": namespace},
+                "data": {"allowed": "ghcr.io"}
             })),
             _ => Err(format!("{kind} {name} not found")),
         }
@@ -127,5 +133,43 @@ fn cel_reads_the_real_namespace_object() {
     assert_eq!(
         accepted(&settings, &pod_request("dev"), &cluster),
         (false, "r: only in prod".to_string())
+    );
+}
+
+#[test]
+fn config_map_entries_read_data_and_metadata() {
+    let settings = |namespace: &str| {
+        json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "context": [{"name": "registries", "configMap": {"name": "registries", "namespace": namespace}}],
+            "validate": {"message": "{{ registries.metadata.namespace }} allows {{ registries.data.allowed }}",
+                "deny": {"conditions": {"any": [{"key": "{{ registries.data.allowed }}", "operator": "Equals", "value": "ghcr.io"}]}}}}]})
+    };
+    let cluster = Namespaces::new(true);
+    let cases = [
+        (
+            "namespace_from_a_variable",
+            "{{ request.namespace }}",
+            "r: prod allows ghcr.io",
+        ),
+        (
+            "empty_namespace_means_default",
+            "",
+            "r: default allows ghcr.io",
+        ),
+    ];
+    for (name, namespace, want) in cases {
+        assert_eq!(
+            accepted(&settings(namespace), &pod_request("prod"), &cluster),
+            (false, want.to_string()),
+            "{name}"
+        );
+    }
+    // A ConfigMap that cannot be read errors the rule, naming the entry.
+    let (got, message) = accepted(&settings("dev"), &pod_request("dev"), &cluster);
+    assert!(!got);
+    assert!(
+        message.contains("failed to retrieve config map for context entry registries: ConfigMap registries not found"),
+        "{message}"
     );
 }

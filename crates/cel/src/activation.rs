@@ -51,10 +51,11 @@ impl<'a> Activation<'a> {
         self.cache = RefCell::new(vec![Slot::Pending; variables.len()]);
     }
 
-    pub(crate) fn lookup(&self, name: &str) -> Option<&Value<'a>> {
+    /// The value bound to `name` (names are compared as bytes).
+    pub(crate) fn lookup(&self, name: &[u8]) -> Option<&Value<'a>> {
         self.bindings
             .iter()
-            .find(|(n, _)| &**n == name)
+            .find(|(n, _)| n.as_bytes() == name)
             .map(|(_, v)| v)
     }
 
@@ -77,9 +78,9 @@ impl<'a> Activation<'a> {
     }
 
     /// Where `name` is among the first `visible` variables.
-    pub(crate) fn variable_index(&self, name: &str, visible: usize) -> Option<usize> {
+    pub(crate) fn variable_index(&self, name: &[u8], visible: usize) -> Option<usize> {
         self.variable_names(visible)
-            .find(|(_, n)| *n == name)
+            .find(|(_, n)| n.as_bytes() == name)
             .map(|(i, _)| i)
     }
 

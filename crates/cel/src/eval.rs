@@ -5,10 +5,10 @@
 use std::rc::Rc;
 
 use crate::activation::Activation;
-use crate::ast::{Ast, Comprehension, MacroKind, Node, NodeId};
+use crate::ast::{Ast, Comprehension, MacroKind, Node, NodeId, Words};
 use crate::error::EvalError;
 use crate::functions::{self, no_overload, Func};
-use crate::value::{Bin, Key, Map, Str, Value};
+use crate::value::{Bin, Key, ListIter, Map, MapIter, Str, Value};
 use crate::{ops, Budget};
 
 /// Deepest evaluation recursion, counting variables that read variables.
@@ -49,6 +49,57 @@ fn is_fatal(e: &EvalError) -> bool {
     matches!(e, EvalError::CostBudgetExceeded | EvalError::TooDeep)
 }
 
+#[cold]
+fn invalid() -> EvalError {
+    EvalError::msg("invalid program")
+}
+
+#[cold]
+#[inline(never)]
+fn optional_element_error(other: &Value<'_>) -> EvalError {
+    EvalError::msg(format!(
+        "cannot initialize optional list element from non-optional value {other}"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn optional_entry_error(key: &Value<'_>, other: &Value<'_>) -> EvalError {
+    EvalError::msg(format!(
+        "cannot initialize optional entry '{key}' from non-optional value {other}"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn key_type_error(key: &Value<'_>) -> EvalError {
+    EvalError::msg(format!("unsupported key type: {}", key.type_name()))
+}
+
+#[cold]
+#[inline(never)]
+fn not_iterable(range: &Value<'_>) -> EvalError {
+    EvalError::msg(format!(
+        "got '{}', expected iterable type",
+        range.type_name()
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn key_exists_error(key: &Key<'_>) -> EvalError {
+    EvalError::msg(format!(
+        "insert failed: key {} already exists",
+        key.to_value()
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn duplicate_key_error(key: &Key<'_>) -> EvalError {
+    EvalError::msg(format!("duplicate key in map literal: {}", key.to_value()))
+}
+
 fn unwrap_rc<T: Clone>(rc: Rc<T>) -> T {
     Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone())
 }
@@ -76,25 +127,25 @@ impl<'e, 'a> Eval<'e, 'a> {
             Node::Int(i) => Ok(Value::Int(*i)),
             Node::Uint(u) => Ok(Value::Uint(*u)),
             Node::Double(d) => Ok(Value::Double(*d)),
-            Node::String(s) => Ok(Value::String(Str::Borrowed(s))),
-            Node::Bytes(b) => Ok(Value::Bytes(Bin::Borrowed(b))),
+            Node::String(s) => Ok(Value::String(Str::Borrowed(self.ast.str(*s)))),
+            Node::Bytes(b) => Ok(Value::Bytes(Bin::Borrowed(self.ast.bytes(*b)))),
             // A comprehension variable may take a type's name (`type`,
             // `int`): it shadows the type in its body, as in cel-go.
-            Node::Type(t) => match self.in_scope(t.name()) {
+            Node::Type(t) => match self.in_scope(t.name().as_bytes()) {
                 Some(v) => Ok(v.clone()),
                 None => Ok(Value::Type(*t)),
             },
-            Node::Ident(name) => self.ident(name),
-            Node::Variable(name) => self.variable(name),
+            Node::Ident(name) => self.ident(self.ast.name(*name)),
+            Node::Variable(name) => self.variable(self.ast.name(*name)),
             Node::Select {
                 operand,
                 field,
                 optional,
             } => {
                 let v = self.eval(*operand)?;
-                select(v, field, *optional)
+                select(v, self.ast.name(*field), *optional)
             }
-            Node::Has { operand, field } => self.has(*operand, field),
+            Node::Has { operand, field } => self.has(*operand, self.ast.name(*field)),
             Node::Index {
                 operand,
                 index,
@@ -125,42 +176,47 @@ impl<'e, 'a> Eval<'e, 'a> {
                 Value::Bool(false) => self.eval(*otherwise),
                 other => Err(no_overload("_?_:_", &[other])),
             },
-            Node::List(items) => self.list(items),
-            Node::Map(entries) => self.map(entries),
-            Node::Call { func, args } => self.call(*func, args),
-            Node::Comprehension(c) => self.comprehension(c),
+            Node::List(items) => self.list(*items),
+            Node::Map(entries) => self.map(*entries),
+            Node::Call { func, args } => self.call(*func, *args),
+            Node::Comprehension(at) => self.comprehension(*at),
+            Node::Aux(_) => Err(invalid()),
         }
     }
 
-    fn in_scope(&self, name: &str) -> Option<&Value<'a>> {
+    /// The comprehension variable `name` (names are compared as bytes).
+    fn in_scope(&self, name: &[u8]) -> Option<&Value<'a>> {
         self.scopes
             .iter()
             .rev()
-            .find(|(n, _)| *n == name)
+            .find(|(n, _)| n.as_bytes() == name)
             .map(|(_, v)| v)
     }
 
-    fn ident(&mut self, name: &str) -> Result<Value<'a>, EvalError> {
+    fn ident(&mut self, name: &[u8]) -> Result<Value<'a>, EvalError> {
         if let Some(v) = self.in_scope(name) {
             return Ok(v.clone());
         }
-        if name == "variables" && self.act.has_variables() {
+        if name == b"variables" && self.act.has_variables() {
             return self.all_variables();
         }
         match self.act.lookup(name) {
             Some(v) => Ok(v.clone()),
-            None => Err(EvalError::UndeclaredReference(name.to_string())),
+            None => Err(EvalError::UndeclaredReference(text(name))),
         }
     }
 
-    fn variable(&mut self, name: &str) -> Result<Value<'a>, EvalError> {
-        if !self.act.has_variables() || self.in_scope("variables").is_some() {
-            let v = self.ident("variables")?;
+    fn variable(&mut self, name: &[u8]) -> Result<Value<'a>, EvalError> {
+        if !self.act.has_variables() || self.in_scope(b"variables").is_some() {
+            let v = self.ident(b"variables")?;
             return select(v, name, false);
         }
         match self.act.variable_index(name, self.visible) {
             Some(i) => self.act.read_variable(i, self.budget, self.depth),
-            None => Err(EvalError::UndeclaredReference(format!("variables.{name}"))),
+            None => Err(EvalError::UndeclaredReference(format!(
+                "variables.{}",
+                text(name)
+            ))),
         }
     }
 
@@ -176,11 +232,11 @@ impl<'e, 'a> Eval<'e, 'a> {
         Ok(Value::Map(Rc::new(map)))
     }
 
-    fn has(&mut self, operand: NodeId, field: &str) -> Result<Value<'a>, EvalError> {
+    fn has(&mut self, operand: NodeId, field: &[u8]) -> Result<Value<'a>, EvalError> {
         if let Some(Node::Ident(name)) = self.ast.node(operand) {
-            if &**name == "variables"
+            if self.ast.name(*name) == b"variables"
                 && self.act.has_variables()
-                && self.in_scope("variables").is_none()
+                && self.in_scope(b"variables").is_none()
             {
                 let known = self.act.variable_index(field, self.visible).is_some();
                 return Ok(Value::Bool(known));
@@ -215,77 +271,90 @@ impl<'e, 'a> Eval<'e, 'a> {
         }
     }
 
-    fn list(&mut self, items: &'a [(NodeId, bool)]) -> Result<Value<'a>, EvalError> {
-        self.budget.charge_items(items.len())?;
-        let mut out = Vec::with_capacity(items.len());
-        for (id, optional) in items {
-            let v = self.eval(*id)?;
-            if !optional {
+    /// A list literal: `items` are element and optional flag pairs.
+    fn list(&mut self, items: Words) -> Result<Value<'a>, EvalError> {
+        let ast = self.ast;
+        let count = items.len as usize / 2;
+        self.budget.charge_items(count)?;
+        let mut out = Vec::with_capacity(count);
+        for i in 0..count {
+            let (Some(id), Some(optional)) = (ast.word(items, 2 * i), ast.word(items, 2 * i + 1))
+            else {
+                return Err(invalid());
+            };
+            let v = self.eval(id)?;
+            if optional == 0 {
                 out.push(v);
                 continue;
             }
             match v {
                 Value::Optional(Some(x)) => out.push(unwrap_rc(x)),
                 Value::Optional(None) => {}
-                other => {
-                    return Err(EvalError::msg(format!(
-                        "cannot initialize optional list element from non-optional value {other}"
-                    )))
-                }
+                other => return Err(optional_element_error(&other)),
             }
         }
         Ok(Value::list(out))
     }
 
-    fn map(&mut self, entries: &'a [(NodeId, NodeId, bool)]) -> Result<Value<'a>, EvalError> {
-        self.budget.charge_items(entries.len())?;
-        let mut out = Vec::with_capacity(entries.len());
-        for (k, v, optional) in entries {
-            let key = self.eval(*k)?;
-            let value = self.eval(*v)?;
-            let value = if *optional {
+    /// A map literal: `entries` are key, value and optional flag triples.
+    fn map(&mut self, entries: Words) -> Result<Value<'a>, EvalError> {
+        let ast = self.ast;
+        let count = entries.len as usize / 3;
+        self.budget.charge_items(count)?;
+        let mut out = Vec::with_capacity(count);
+        for i in 0..count {
+            let word = |at| ast.word(entries, 3 * i + at);
+            let (Some(k), Some(v), Some(optional)) = (word(0), word(1), word(2)) else {
+                return Err(invalid());
+            };
+            let key = self.eval(k)?;
+            let value = self.eval(v)?;
+            let value = if optional != 0 {
                 match value {
                     Value::Optional(Some(x)) => unwrap_rc(x),
                     Value::Optional(None) => continue,
-                    other => {
-                        return Err(EvalError::msg(format!(
-                        "cannot initialize optional entry '{key}' from non-optional value {other}"
-                    )))
-                    }
+                    other => return Err(optional_entry_error(&key, &other)),
                 }
             } else {
                 value
             };
-            let key = Key::from_value(&key).ok_or_else(|| {
-                EvalError::msg(format!("unsupported key type: {}", key.type_name()))
-            })?;
+            let Some(key) = Key::from_value(&key) else {
+                return Err(key_type_error(&key));
+            };
             out.push((key, value));
         }
-        let map = Map::new(out).map_err(|k| {
-            EvalError::msg(format!("duplicate key in map literal: {}", k.to_value()))
-        })?;
+        let map = Map::new(out).map_err(|k| duplicate_key_error(&k))?;
         Ok(Value::Map(Rc::new(map)))
     }
 
-    fn call(&mut self, func: Func, args: &'a [NodeId]) -> Result<Value<'a>, EvalError> {
-        if let (Func::Or | Func::OrValue, [target, alternative]) = (func, args) {
-            return self.optional_or(func, *target, *alternative);
+    fn call(&mut self, func: Func, args: Words) -> Result<Value<'a>, EvalError> {
+        let ast = self.ast;
+        let count = args.len as usize;
+        if matches!(func, Func::Or | Func::OrValue) && count == 2 {
+            let (Some(target), Some(alternative)) = (ast.word(args, 0), ast.word(args, 1)) else {
+                return Err(invalid());
+            };
+            return self.optional_or(func, target, alternative);
         }
         // Arguments live on the stack: no function takes more than four.
         let mut buf = [Value::Null, Value::Null, Value::Null, Value::Null];
-        if args.len() > buf.len() {
-            let mut values = Vec::with_capacity(args.len());
-            for id in args {
-                values.push(self.eval(*id)?);
+        if count > buf.len() {
+            let mut values = Vec::with_capacity(count);
+            for i in 0..count {
+                let id = ast.word(args, i).ok_or_else(invalid)?;
+                values.push(self.eval(id)?);
             }
             return functions::call(func, &values, self.budget, self.act.regexes());
         }
-        for (slot, id) in buf.iter_mut().zip(args) {
-            *slot = self.eval(*id)?;
+        for (i, slot) in buf.iter_mut().enumerate().take(count) {
+            let Some(id) = ast.word(args, i) else {
+                return Err(invalid());
+            };
+            *slot = self.eval(id)?;
         }
         functions::call(
             func,
-            buf.get(..args.len()).unwrap_or(&[]),
+            buf.get(..count).unwrap_or(&[]),
             self.budget,
             self.act.regexes(),
         )
@@ -314,12 +383,18 @@ impl<'e, 'a> Eval<'e, 'a> {
         }
     }
 
-    fn comprehension(&mut self, c: &'a Comprehension) -> Result<Value<'a>, EvalError> {
+    /// The comprehension whose words start at node `at`.
+    #[inline(never)]
+    fn comprehension(&mut self, at: NodeId) -> Result<Value<'a>, EvalError> {
+        let Some(c) = self.ast.comprehension(at) else {
+            return Err(invalid());
+        };
+        let c = &c;
         let range = self.eval(c.range)?;
         let base = self.scopes.len();
-        self.scopes.push((&c.var, Value::Null));
-        if let Some(v2) = &c.var2 {
-            self.scopes.push((v2, Value::Null));
+        self.scopes.push((self.ast.str(c.var), Value::Null));
+        if let Some(v2) = c.var2 {
+            self.scopes.push((self.ast.str(v2), Value::Null));
         }
         let result = if matches!(c.kind, MacroKind::OptMap | MacroKind::OptFlatMap) {
             self.opt_map(c, range, base)
@@ -346,34 +421,23 @@ impl<'e, 'a> Eval<'e, 'a> {
 
     fn fold(
         &mut self,
-        c: &'a Comprehension,
+        c: &Comprehension,
         range: &Value<'a>,
         base: usize,
     ) -> Result<Value<'a>, EvalError> {
         let two = c.var2.is_some();
-        let mut items: Box<dyn Iterator<Item = (Value<'a>, Value<'a>)> + '_> =
-            if let Some(list) = range.as_list() {
-                let pairs = list
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), v));
-                if two {
-                    Box::new(pairs)
-                } else {
-                    // One variable over a list binds the element.
-                    Box::new(pairs.map(|(_, v)| (v, Value::Null)))
-                }
-            } else if let Some(map) = range.as_map() {
-                Box::new(map.iter())
-            } else {
-                return Err(EvalError::msg(format!(
-                    "got '{}', expected iterable type",
-                    range.type_name()
-                )));
-            };
+        let (mut items, len) = if let Some(list) = range.as_list() {
+            (Items::List(list.iter().enumerate(), two), list.len())
+        } else if let Some(map) = range.as_map() {
+            (Items::Map(map.iter()), map.len())
+        } else {
+            return Err(not_iterable(range));
+        };
         let mut deferred: Option<EvalError> = None;
         let mut count = 0usize;
-        let mut out: Vec<Value<'a>> = Vec::new();
+        // `map` keeps every element, unless it has a filter.
+        let keeps_all = c.kind == MacroKind::Map && c.filter.is_none();
+        let mut out: Vec<Value<'a>> = Vec::with_capacity(if keeps_all { len } else { 0 });
         let mut entries: Vec<(Key<'a>, Value<'a>)> = Vec::new();
         for (first, second) in &mut items {
             self.budget.charge(1)?;
@@ -424,9 +488,9 @@ impl<'e, 'a> Eval<'e, 'a> {
                             continue;
                         }
                     }
-                    let key = Key::from_value(&var).ok_or_else(|| {
-                        EvalError::msg(format!("unsupported key type: {}", var.type_name()))
-                    })?;
+                    let Some(key) = Key::from_value(&var) else {
+                        return Err(key_type_error(&var));
+                    };
                     self.budget.charge(1)?;
                     entries.push((key, self.eval(c.body)?));
                 }
@@ -440,12 +504,7 @@ impl<'e, 'a> Eval<'e, 'a> {
             },
             MacroKind::ExistsOne => Ok(Value::Bool(count == 1)),
             MacroKind::TransformMap => {
-                let map = Map::new(entries).map_err(|k| {
-                    EvalError::msg(format!(
-                        "insert failed: key {} already exists",
-                        k.to_value()
-                    ))
-                })?;
+                let map = Map::new(entries).map_err(|k| key_exists_error(&k))?;
                 Ok(Value::Map(Rc::new(map)))
             }
             _ => Ok(Value::list(out)),
@@ -454,7 +513,7 @@ impl<'e, 'a> Eval<'e, 'a> {
 
     fn opt_map(
         &mut self,
-        c: &'a Comprehension,
+        c: &Comprehension,
         range: Value<'a>,
         base: usize,
     ) -> Result<Value<'a>, EvalError> {
@@ -479,33 +538,65 @@ impl<'e, 'a> Eval<'e, 'a> {
     }
 }
 
+/// What a comprehension goes through: pairs of index (or key) and element
+/// (or value); one variable over a list binds the element alone.
+enum Items<'v, 'a> {
+    /// The list's elements, and whether there are two variables.
+    List(std::iter::Enumerate<ListIter<'v, 'a>>, bool),
+    Map(MapIter<'v, 'a>),
+}
+
+impl<'a> Iterator for Items<'_, 'a> {
+    type Item = (Value<'a>, Value<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Items::List(items, two) => {
+                let (i, v) = items.next()?;
+                Some(if *two {
+                    (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), v)
+                } else {
+                    (v, Value::Null)
+                })
+            }
+            Items::Map(entries) => entries.next(),
+        }
+    }
+}
+
+/// A name of the program, as text.
+#[cold]
+fn text(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
 /// `v.field` (or `v.?field`); on an optional the result stays optional.
-fn select<'a>(v: Value<'a>, field: &str, optional: bool) -> Result<Value<'a>, EvalError> {
+fn select<'a>(v: Value<'a>, field: &[u8], optional: bool) -> Result<Value<'a>, EvalError> {
     // Lists are indexed by number: a field name is the wrong index type.
     let lookup = |v: &Value<'a>| {
         if v.as_list().is_some() {
             return Err(EvalError::msg("unsupported index type 'string' in list"));
         }
-        Ok(v.as_map().and_then(|m| m.get_str(field)))
+        Ok(v.as_map().and_then(|m| m.get_name(field)))
     };
     match v {
         Value::Optional(None) => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => Ok(Value::optional(lookup(&inner)?)),
         _ if optional => Ok(Value::optional(lookup(&v)?)),
-        _ => lookup(&v)?.ok_or_else(|| EvalError::NoSuchKey(field.to_string())),
+        _ => lookup(&v)?.ok_or_else(|| EvalError::NoSuchKey(text(field))),
     }
 }
 
 /// `has(v.field)`: false when absent, and (as cel-go) on values that have
 /// no fields.
-fn has_field(v: &Value<'_>, field: &str) -> Result<bool, EvalError> {
+fn has_field(v: &Value<'_>, field: &[u8]) -> Result<bool, EvalError> {
     match v {
         Value::Optional(None) => Ok(false),
         Value::Optional(Some(inner)) => has_field(inner, field),
         other if other.as_list().is_some() => {
             Err(EvalError::msg("unsupported index type 'string' in list"))
         }
-        other => Ok(other.as_map().is_some_and(|m| m.get_str(field).is_some())),
+        other => Ok(other.as_map().is_some_and(|m| m.get_name(field).is_some())),
     }
 }
 

@@ -232,19 +232,20 @@ pub(crate) fn resolve(name: &str, member: bool, argc: usize) -> Result<Func, Res
     }
 }
 
-/// Whether `ns.name` is a namespaced global function (`optional.of`).
-pub(crate) fn is_namespaced(qualified: &str) -> bool {
-    matches!(
-        qualified,
-        "strings.quote"
-            | "sets.contains"
-            | "sets.equivalent"
-            | "sets.intersects"
-            | "optional.of"
-            | "optional.none"
-            | "optional.ofNonZeroValue"
-            | "ip.isCanonical"
-    )
+/// The namespaced global function `ns.name` (`optional.of`), by its full
+/// name.
+pub(crate) fn namespaced(ns: &str, name: &str) -> Option<&'static str> {
+    Some(match (ns, name) {
+        ("strings", "quote") => "strings.quote",
+        ("sets", "contains") => "sets.contains",
+        ("sets", "equivalent") => "sets.equivalent",
+        ("sets", "intersects") => "sets.intersects",
+        ("optional", "of") => "optional.of",
+        ("optional", "none") => "optional.none",
+        ("optional", "ofNonZeroValue") => "optional.ofNonZeroValue",
+        ("ip", "isCanonical") => "ip.isCanonical",
+        _ => return None,
+    })
 }
 
 impl Func {

@@ -1,17 +1,23 @@
 //! Turns CEL text into tokens, one at a time (the parser looks one token
-//! ahead). Literals are decoded here, so the parser never sees escapes.
+//! ahead). Literals are decoded here, so the parser never sees escapes;
+//! names and literals without escapes are slices of the source, so that
+//! lexing allocates nothing for them.
 
 use crate::error::SyntaxError;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Tok<'s> {
     /// A decimal or hex integer; kept unsigned so that the parser can fold
     /// `-9223372036854775808`.
     Int(u64),
     Uint(u64),
     Double(f64),
-    Str(String),
-    Bytes(Vec<u8>),
+    /// A string literal: its text, a slice of the source, or (`None`)
+    /// decoded into the lexer's `decoded` buffer.
+    Str(Option<&'s str>),
+    /// A bytes literal: a slice of the source, or (`None`) decoded into
+    /// the lexer's `decoded_bytes`.
+    Bytes(Option<&'s [u8]>),
     Ident(&'s str),
     True,
     False,
@@ -89,56 +95,133 @@ impl Tok<'_> {
 
 pub(crate) struct Lexer<'s> {
     src: &'s str,
+    /// Where the next token is looked for.
     pos: usize,
+    /// The current token and where it starts.
+    pub(crate) tok: Tok<'s>,
+    pub(crate) at: usize,
+    /// The text of the current literal when escapes make it differ from
+    /// the source.
+    pub(crate) decoded: String,
+    pub(crate) decoded_bytes: Vec<u8>,
 }
 
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_'
+type LResult<T> = Result<T, Box<SyntaxError>>;
+
+/// Which bytes may continue an identifier.
+const IDENT_CHARS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut rest: &mut [bool] = &mut table;
+    let mut c = 0u8;
+    while let [slot, tail @ ..] = rest {
+        *slot = c.is_ascii_alphanumeric() || c == b'_';
+        c = c.wrapping_add(1);
+        rest = tail;
+    }
+    table
+};
+
+/// Word-at-a-time byte tests: each byte of the result has its high bit set
+/// when the byte tested true, and no other bits.
+mod swar {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+    /// The eight bytes at `at`, if there are eight.
+    pub(super) fn word(bytes: &[u8], at: usize) -> Option<u64> {
+        let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+        Some(u64::from_le_bytes(chunk))
+    }
+
+    /// Bytes of `w` (all below 0x80) equal to `b` (below 0x80).
+    fn eq7(w: u64, b: u8) -> u64 {
+        let x = w ^ (LOW * u64::from(b));
+        !((x + SEVEN) | x) & HIGH
+    }
+
+    /// Bytes of `w` that may matter inside a quoted literal: the quote
+    /// `q`, backslash and line ends.
+    pub(super) fn special(w: u64, q: u8) -> u64 {
+        let ascii = !w & HIGH;
+        let w = w & SEVEN;
+        (eq7(w, q) | eq7(w, b'\\') | eq7(w, b'\n') | eq7(w, b'\r')) & ascii
+    }
+
+    /// How many bytes come before the first flagged one in `mask`.
+    pub(super) fn first(mask: u64) -> usize {
+        (mask.trailing_zeros() / 8) as usize
+    }
+}
+
+/// Where the identifier that goes on at `at` ends.
+fn ident_end(bytes: &[u8], mut at: usize) -> usize {
+    // Four bytes a step, then one.
+    while let Some(&[a, b, c, d]) = bytes.get(at..at + 4) {
+        let ends = [a, b, c, d].iter().position(|&c| !is_ident_char(c));
+        if let Some(i) = ends {
+            return at + i;
+        }
+        at += 4;
+    }
+    while bytes.get(at).copied().is_some_and(is_ident_char) {
+        at += 1;
+    }
+    at
 }
 
 fn is_ident_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
+    IDENT_CHARS.get(usize::from(c)).copied().unwrap_or(false)
 }
 
 impl<'s> Lexer<'s> {
+    /// A lexer before the first token: call `advance`.
     pub(crate) fn new(src: &'s str) -> Self {
-        Self { src, pos: 0 }
+        Self {
+            src,
+            pos: 0,
+            tok: Tok::Eof,
+            at: 0,
+            decoded: String::new(),
+            decoded_bytes: Vec::new(),
+        }
     }
 
     fn byte(&self, at: usize) -> Option<u8> {
         self.src.as_bytes().get(at).copied()
     }
 
-    fn error(&self, at: usize, message: &str) -> SyntaxError {
-        SyntaxError::syntax(self.src, at, message)
+    #[cold]
+    #[inline(never)]
+    fn error(&self, at: usize, message: &str) -> Box<SyntaxError> {
+        Box::new(SyntaxError::syntax(self.src, at, message))
     }
 
-    /// Skips whitespace and `//` comments.
-    fn skip_trivia(&mut self) {
-        while let Some(c) = self.byte(self.pos) {
+    /// Moves to the next token, past whitespace and `//` comments.
+    pub(crate) fn advance(&mut self) -> LResult<()> {
+        let bytes = self.src.as_bytes();
+        let mut pos = self.pos;
+        let c = loop {
+            let Some(&c) = bytes.get(pos) else {
+                self.pos = pos;
+                self.at = pos;
+                self.tok = Tok::Eof;
+                return Ok(());
+            };
             match c {
-                b' ' | b'\t' | b'\n' | b'\r' | 0x0c => self.pos += 1,
-                b'/' if self.byte(self.pos + 1) == Some(b'/') => {
-                    while let Some(c) = self.byte(self.pos) {
-                        if c == b'\n' {
-                            break;
-                        }
-                        self.pos += 1;
+                b' ' | b'\t' | b'\n' | b'\r' | 0x0c => pos += 1,
+                b'/' if bytes.get(pos + 1) == Some(&b'/') => {
+                    pos += 2;
+                    while bytes.get(pos).is_some_and(|&c| c != b'\n') {
+                        pos += 1;
                     }
                 }
-                _ => break,
+                _ => break c,
             }
-        }
-    }
-
-    /// The next token and the byte offset where it starts.
-    pub(crate) fn next_token(&mut self) -> Result<(Tok<'s>, usize), SyntaxError> {
-        self.skip_trivia();
-        let start = self.pos;
-        let Some(c) = self.byte(start) else {
-            return Ok((Tok::Eof, start));
         };
-        let two = |s: &Self, second: u8| s.byte(start + 1) == Some(second);
+        let start = pos;
+        self.at = start;
+        let two = |second: u8| bytes.get(start + 1) == Some(&second);
         let (tok, len) = match c {
             b'(' => (Tok::LParen, 1),
             b')' => (Tok::RParen, 1),
@@ -154,64 +237,127 @@ impl<'s> Lexer<'s> {
             b'*' => (Tok::Star, 1),
             b'/' => (Tok::Slash, 1),
             b'%' => (Tok::Percent, 1),
-            b'!' if two(self, b'=') => (Tok::NotEq, 2),
+            b'!' if two(b'=') => (Tok::NotEq, 2),
             b'!' => (Tok::Bang, 1),
-            b'=' if two(self, b'=') => (Tok::EqEq, 2),
-            b'<' if two(self, b'=') => (Tok::Le, 2),
+            b'=' if two(b'=') => (Tok::EqEq, 2),
+            b'<' if two(b'=') => (Tok::Le, 2),
             b'<' => (Tok::Lt, 1),
-            b'>' if two(self, b'=') => (Tok::Ge, 2),
+            b'>' if two(b'=') => (Tok::Ge, 2),
             b'>' => (Tok::Gt, 1),
-            b'&' if two(self, b'&') => (Tok::AndAnd, 2),
-            b'|' if two(self, b'|') => (Tok::OrOr, 2),
-            b'.' if self.byte(start + 1).is_some_and(|d| d.is_ascii_digit()) => {
+            b'&' if two(b'&') => (Tok::AndAnd, 2),
+            b'|' if two(b'|') => (Tok::OrOr, 2),
+            b'.' if bytes.get(start + 1).is_some_and(u8::is_ascii_digit) => {
                 return self.number(start);
             }
             b'.' => (Tok::Dot, 1),
             b'0'..=b'9' => return self.number(start),
             b'"' | b'\'' => return self.string(start, start, false, false),
-            c if is_ident_start(c) => return Ok((self.ident_or_string(start)?, start)),
-            _ => {
-                let ch = self.src.get(start..).and_then(|s| s.chars().next());
-                let shown = ch.map_or_else(String::new, String::from);
-                return Err(self.error(start, &format!("token recognition error at: '{shown}'")));
-            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => return self.ident_or_string(start),
+            _ => return Err(self.unrecognized(start)),
         };
         self.pos = start + len;
-        Ok((tok, start))
+        self.tok = tok;
+        Ok(())
     }
 
-    fn ident_or_string(&mut self, start: usize) -> Result<Tok<'s>, SyntaxError> {
-        // String prefixes: r, b and both, in either order and case.
-        let mut i = start;
-        let (mut raw, mut bytes) = (false, false);
-        while let Some(c) = self.byte(i) {
+    /// `advance` after a name: quicker when, as mostly, a one-byte token
+    /// follows at once.
+    #[inline(always)]
+    pub(crate) fn advance_after_name(&mut self) -> LResult<()> {
+        let bytes = self.src.as_bytes();
+        let at = self.pos;
+        self.tok = match bytes.get(at) {
+            Some(b'.') if !bytes.get(at + 1).is_some_and(u8::is_ascii_digit) => Tok::Dot,
+            Some(b'(') => Tok::LParen,
+            Some(b')') => Tok::RParen,
+            Some(b',') => Tok::Comma,
+            _ => return self.advance(),
+        };
+        self.at = at;
+        self.pos = at + 1;
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unrecognized(&self, start: usize) -> Box<SyntaxError> {
+        let ch = self.src.get(start..).and_then(|s| s.chars().next());
+        let shown = ch.map_or_else(String::new, String::from);
+        self.error(start, &format!("token recognition error at: '{shown}'"))
+    }
+
+    /// After a `.` token, when a name or `?` and a name follow it directly,
+    /// as they mostly do: moves to the name (past the `?`) as `advance`
+    /// would, and says whether there was a `?`. Otherwise changes nothing.
+    pub(crate) fn name_after_dot(&mut self) -> Option<bool> {
+        let bytes = self.src.as_bytes();
+        let optional = bytes.get(self.pos) == Some(&b'?');
+        let start = self.pos + usize::from(optional);
+        let c = *bytes.get(start)?;
+        if !(c.is_ascii_alphabetic() || c == b'_') || self.starts_string(start) {
+            return None;
+        }
+        let end = ident_end(bytes, start + 1);
+        let word = self.src.get(start..end)?;
+        if matches!(word, "true" | "false" | "null" | "in") {
+            return None;
+        }
+        self.at = start;
+        self.pos = end;
+        self.tok = Tok::Ident(word);
+        Some(optional)
+    }
+
+    /// Whether a prefixed string literal (`r'…'`, `b"…"`) starts at `start`.
+    fn starts_string(&self, start: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        if !matches!(bytes.get(start), Some(b'r' | b'R' | b'b' | b'B')) {
+            return false;
+        }
+        let (mut raw, mut is_bytes) = (false, false);
+        for (i, &c) in bytes.iter().enumerate().skip(start) {
             match c {
                 b'r' | b'R' if !raw => raw = true,
-                b'b' | b'B' if !bytes => bytes = true,
-                b'"' | b'\'' if i > start => {
-                    let (tok, _) = self.string(start, i, raw, bytes)?;
-                    return Ok(tok);
-                }
-                _ => break,
+                b'b' | b'B' if !is_bytes => is_bytes = true,
+                b'"' | b'\'' => return i > start,
+                _ => return false,
             }
-            i += 1;
         }
-        let mut end = start;
-        while self.byte(end).is_some_and(is_ident_char) {
-            end += 1;
+        false
+    }
+
+    #[inline]
+    fn ident_or_string(&mut self, start: usize) -> LResult<()> {
+        let bytes = self.src.as_bytes();
+        // String prefixes: r, b and both, in either order and case.
+        if let Some(b'r' | b'R' | b'b' | b'B') = bytes.get(start) {
+            let mut i = start;
+            let (mut raw, mut is_bytes) = (false, false);
+            while let Some(&c) = bytes.get(i) {
+                match c {
+                    b'r' | b'R' if !raw => raw = true,
+                    b'b' | b'B' if !is_bytes => is_bytes = true,
+                    b'"' | b'\'' if i > start => return self.string(start, i, raw, is_bytes),
+                    _ => break,
+                }
+                i += 1;
+            }
         }
+        let end = ident_end(bytes, start + 1);
         self.pos = end;
         let word = self.src.get(start..end).unwrap_or("");
-        Ok(match word {
+        self.tok = match word {
             "true" => Tok::True,
             "false" => Tok::False,
             "null" => Tok::Null,
             "in" => Tok::In,
             _ => Tok::Ident(word),
-        })
+        };
+        Ok(())
     }
 
-    fn number(&mut self, start: usize) -> Result<(Tok<'s>, usize), SyntaxError> {
+    #[inline(never)]
+    fn number(&mut self, start: usize) -> LResult<()> {
         let bytes = self.src.as_bytes();
         let digits_end = |mut i: usize, hex: bool| {
             while bytes
@@ -230,7 +376,8 @@ impl<'s> Lexer<'s> {
             let text = self.src.get(start + 2..end).unwrap_or("");
             let value = u64::from_str_radix(text, 16)
                 .map_err(|_| self.error(start, "invalid int literal"))?;
-            return Ok(self.int_suffix(start, end, value));
+            self.int_suffix(end, value);
+            return Ok(());
         }
         let mut end = digits_end(start, false);
         let mut is_float = false;
@@ -257,56 +404,92 @@ impl<'s> Lexer<'s> {
                 .ok()
                 .filter(|v: &f64| v.is_finite())
                 .ok_or_else(|| self.error(start, "invalid double literal"))?;
-            return Ok((Tok::Double(value), start));
+            self.tok = Tok::Double(value);
+            return Ok(());
         }
-        let value: u64 = text
-            .parse()
-            .map_err(|_| self.error(start, "invalid int literal"))?;
-        Ok(self.int_suffix(start, end, value))
+        // Decimal digits only, so this is `text.parse::<u64>()`, quicker.
+        let value = text
+            .bytes()
+            .try_fold(0u64, |v, d| {
+                v.checked_mul(10)?
+                    .checked_add(u64::from(d.wrapping_sub(b'0')))
+            })
+            .filter(|_| !text.is_empty())
+            .ok_or_else(|| self.error(start, "invalid int literal"))?;
+        self.int_suffix(end, value);
+        Ok(())
     }
 
-    fn int_suffix(&mut self, start: usize, end: usize, value: u64) -> (Tok<'s>, usize) {
+    fn int_suffix(&mut self, end: usize, value: u64) {
         if matches!(self.byte(end), Some(b'u' | b'U')) {
             self.pos = end + 1;
-            (Tok::Uint(value), start)
+            self.tok = Tok::Uint(value);
         } else {
             self.pos = end;
-            (Tok::Int(value), start)
+            self.tok = Tok::Int(value);
         }
     }
 
     /// A quoted literal whose opening quote is at `quote`; `start` is where
     /// its prefix begins.
-    fn string(
-        &mut self,
-        start: usize,
-        quote: usize,
-        raw: bool,
-        bytes: bool,
-    ) -> Result<(Tok<'s>, usize), SyntaxError> {
-        let q = self.byte(quote).unwrap_or(b'"');
-        let triple = self.byte(quote + 1) == Some(q) && self.byte(quote + 2) == Some(q);
+    #[inline(never)]
+    fn string(&mut self, start: usize, quote: usize, raw: bool, bytes: bool) -> LResult<()> {
+        let src = self.src.as_bytes();
+        let q = src.get(quote).copied().unwrap_or(b'"');
+        let triple = src.get(quote + 1) == Some(&q) && src.get(quote + 2) == Some(&q);
         let body_start = if triple { quote + 3 } else { quote + 1 };
         // Find the closing quote: escapes skip one character unless raw.
+        // Without escapes or carriage returns the body is the literal.
+        let mut plain = true;
         let mut i = body_start;
         let body_end = loop {
-            let Some(c) = self.byte(i) else {
+            // Ordinary bytes, eight at a time.
+            while let Some(w) = swar::word(src, i) {
+                let special = swar::special(w, q);
+                if special != 0 {
+                    i += swar::first(special);
+                    break;
+                }
+                i += 8;
+            }
+            let Some(&c) = src.get(i) else {
                 return Err(self.error(start, "unterminated string literal"));
             };
-            if c == b'\\' && !raw {
-                i += 2;
-                continue;
-            }
-            if !triple && (c == b'\n' || c == b'\r') {
-                return Err(self.error(start, "unterminated string literal"));
-            }
-            if c == q && (!triple || (self.byte(i + 1) == Some(q) && self.byte(i + 2) == Some(q))) {
-                break i;
+            match c {
+                b'\\' if !raw => {
+                    plain = false;
+                    i += 2;
+                    continue;
+                }
+                b'\n' | b'\r' if !triple => {
+                    return Err(self.error(start, "unterminated string literal"));
+                }
+                b'\r' => plain = false,
+                _ if c == q
+                    && (!triple || (src.get(i + 1) == Some(&q) && src.get(i + 2) == Some(&q))) =>
+                {
+                    break i;
+                }
+                _ => {}
             }
             i += 1;
         };
         self.pos = if triple { body_end + 3 } else { body_end + 1 };
         let body = self.src.get(body_start..body_end).unwrap_or("");
+        if plain {
+            self.tok = if bytes {
+                Tok::Bytes(Some(body.as_bytes()))
+            } else {
+                Tok::Str(Some(body))
+            };
+            return Ok(());
+        }
+        self.decode(start, body, raw, bytes)
+    }
+
+    /// A literal's body with escapes or carriage returns, decoded.
+    #[inline(never)]
+    fn decode(&mut self, start: usize, body: &str, raw: bool, bytes: bool) -> LResult<()> {
         let body = if body.contains('\r') {
             body.replace("\r\n", "\n").replace('\r', "\n")
         } else {
@@ -318,12 +501,15 @@ impl<'s> Lexer<'s> {
             unescape(&body, bytes).map_err(|m| self.error(start, m))?
         };
         if bytes {
-            return Ok((Tok::Bytes(decoded), start));
+            self.decoded_bytes = decoded;
+            self.tok = Tok::Bytes(None);
+            return Ok(());
         }
         // Escapes in strings only produce valid code points, so this holds.
-        let text = String::from_utf8(decoded)
+        self.decoded = String::from_utf8(decoded)
             .map_err(|_| self.error(start, "invalid UTF-8 in string literal"))?;
-        Ok((Tok::Str(text), start))
+        self.tok = Tok::Str(None);
+        Ok(())
     }
 }
 
@@ -395,14 +581,19 @@ fn unescape(body: &str, bytes: bool) -> Result<Vec<u8>, &'static str> {
 mod tests {
     use super::*;
 
+    /// The tokens of `src`, decoded literals leaked so that they read
+    /// like the others.
     fn tokens(src: &str) -> Result<Vec<Tok<'_>>, String> {
         let mut lexer = Lexer::new(src);
         let mut out = Vec::new();
         loop {
-            let (tok, _) = lexer.next_token().map_err(|e| e.message)?;
-            if tok == Tok::Eof {
-                return Ok(out);
-            }
+            lexer.advance().map_err(|e| e.message)?;
+            let tok = match lexer.tok {
+                Tok::Eof => return Ok(out),
+                Tok::Str(None) => Tok::Str(Some(String::leak(lexer.decoded.clone()))),
+                Tok::Bytes(None) => Tok::Bytes(Some(Vec::leak(lexer.decoded_bytes.clone()))),
+                tok => tok,
+            };
             out.push(tok);
         }
     }
@@ -443,13 +634,13 @@ mod tests {
             ),
             ("raw", r"r'\d+'", vec![Tok::Str(r"\d+".into())]),
             ("triple", "'''a\n'b'''", vec![Tok::Str("a\n'b".into())]),
-            ("bytes", r"b'\xff\101'", vec![Tok::Bytes(vec![0xff, b'A'])]),
-            ("raw_bytes", r"rb'\x'", vec![Tok::Bytes(br"\x".to_vec())]),
             (
-                "bytes_utf8",
-                "b'é'",
-                vec![Tok::Bytes("é".as_bytes().to_vec())],
+                "bytes",
+                r"b'\xff\101'",
+                vec![Tok::Bytes(Some(&[0xff, b'A']))],
             ),
+            ("raw_bytes", r"rb'\x'", vec![Tok::Bytes(Some(br"\x"))]),
+            ("bytes_utf8", "b'é'", vec![Tok::Bytes(Some("é".as_bytes()))]),
             (
                 "keywords",
                 "true false null in",
@@ -478,6 +669,75 @@ mod tests {
         ];
         for (name, src, want) in cases {
             assert_eq!(tokens(src), Ok(want), "{name}");
+        }
+    }
+
+    #[test]
+    fn word_test_agrees_with_byte_tests() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                for filler in [b'a', b'"', 0x80, b'\\'] {
+                    let mut bytes = [filler; 8];
+                    if let Some(slot) = bytes.get_mut(at) {
+                        *slot = b;
+                    }
+                    let w = swar::word(&bytes, 0).unwrap_or(0);
+                    for (i, &c) in bytes.iter().enumerate() {
+                        let bit = 0x80u64 << (8 * i);
+                        for q in [b'"', b'\''] {
+                            let special = matches!(c, b'\\' | b'\n' | b'\r') || c == q;
+                            assert_eq!(swar::special(w, q) & bit != 0, special, "{bytes:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(swar::word(b"1234567", 0), None);
+        assert_eq!(swar::first(0x80 << 16), 2);
+    }
+
+    #[test]
+    fn long_names_and_literals() {
+        let name = "aVeryLongIdentifier_with_digits_0123456789_and_more";
+        assert_eq!(tokens(name), Ok(vec![Tok::Ident(name)]));
+        assert_eq!(
+            tokens("abcdefgh.ijklmnopq"),
+            Ok(vec![
+                Tok::Ident("abcdefgh"),
+                Tok::Dot,
+                Tok::Ident("ijklmnopq")
+            ])
+        );
+        let cases = [
+            (
+                "'a long string literal, longer than a word'",
+                "a long string literal, longer than a word",
+            ),
+            (
+                r"'ends with an escape in the last word \n'",
+                "ends with an escape in the last word \n",
+            ),
+            (
+                "'héllo wörld, non-ASCII in every word: ééééé'",
+                "héllo wörld, non-ASCII in every word: ééééé",
+            ),
+            (
+                "'''a triple-quoted string with 'quotes' and\nlines'''",
+                "a triple-quoted string with 'quotes' and\nlines",
+            ),
+            (
+                r"r'raw \d+ strings keep backslashes \'",
+                r"raw \d+ strings keep backslashes \",
+            ),
+        ];
+        for (src, want) in cases {
+            assert_eq!(tokens(src), Ok(vec![Tok::Str(Some(want))]), "{src}");
+        }
+        for src in [
+            "'a string that never ends, longer than a word",
+            "'a string broken by a newline,\n longer than a word'",
+        ] {
+            assert_eq!(tokens(src), Err("unterminated string literal".to_string()));
         }
     }
 

@@ -1,10 +1,18 @@
 //! A hand-written precedence-climbing parser that builds the compact AST,
 //! expands macros and resolves function names as it goes, so that a
 //! program needs no further pass before it runs.
+//!
+//! One function climbs all the binary precedence levels, so that an
+//! operand costs a few calls rather than one per level. Names and string
+//! literals stay spans of the source text; argument lists are gathered on
+//! a scratch stack in the parser and stored in the node vector; every
+//! parsing function returns the height of the subtree it built, for the
+//! depth limit. Compiling thus allocates twice per expression: the nodes
+//! and the text.
 
-use crate::ast::{Ast, BinOp, Comprehension, MacroKind, Node, NodeId};
+use crate::ast::{Ast, BinOp, Comprehension, MacroKind, Node, NodeId, Span, Words};
 use crate::error::SyntaxError;
-use crate::functions::{self, ResolveError};
+use crate::functions::{self, Func, ResolveError};
 use crate::lexer::{Lexer, Tok};
 use crate::value::Type;
 
@@ -14,79 +22,210 @@ pub(crate) const MAX_DEPTH: usize = 250;
 
 type PResult<T> = Result<T, Box<SyntaxError>>;
 
-/// cel-go's reserved words: not usable as identifiers.
-const RESERVED: &[&str] = &[
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
+/// What a name on its own stands for, unless a variable.
+enum Word {
+    Plain,
+    /// cel-go's reserved words: not usable as identifiers.
+    Reserved,
+    Type(Type),
+}
+
+fn classify(name: &str) -> Word {
+    match name {
+        "as" | "break" | "const" | "continue" | "else" | "for" | "function" | "if" | "import"
+        | "let" | "loop" | "package" | "namespace" | "return" | "var" | "void" | "while" => {
+            Word::Reserved
+        }
+        "null_type" => Word::Type(Type::Null),
+        "bool" => Word::Type(Type::Bool),
+        "int" => Word::Type(Type::Int),
+        "uint" => Word::Type(Type::Uint),
+        "double" => Word::Type(Type::Double),
+        "string" => Word::Type(Type::String),
+        "bytes" => Word::Type(Type::Bytes),
+        "list" => Word::Type(Type::List),
+        "map" => Word::Type(Type::Map),
+        "type" => Word::Type(Type::Type),
+        "optional_type" => Word::Type(Type::Optional),
+        _ => Word::Plain,
+    }
+}
 
 pub(crate) fn parse(src: &str) -> Result<Ast, SyntaxError> {
     parse_boxed(src).map_err(|e| *e)
 }
 
 fn parse_boxed(src: &str) -> PResult<Ast> {
-    let mut lexer = Lexer::new(src);
-    let (tok, at) = lexer.next_token()?;
     let mut p = Parser {
         src,
-        lexer,
-        tok,
-        at,
-        // About one node per four bytes of text, to avoid regrowing.
-        nodes: Vec::with_capacity(src.len() / 4 + 4),
-        depths: Vec::with_capacity(src.len() / 4 + 4),
+        lexer: Lexer::new(src),
+        // Rarely more than one node per four bytes of text, so that the
+        // vector seldom grows.
+        nodes: Vec::with_capacity(src.len() / 4 + 8),
+        extra: String::new(),
+        bytes: Vec::new(),
+        scratch: Scratch::default(),
         recursion: 0,
     };
+    p.advance()?;
     let root = p.expr()?;
-    if p.tok != Tok::Eof {
+    if !matches!(p.lexer.tok, Tok::Eof) {
         return Err(p.expected("an operator or the end of the expression"));
     }
+    let mut text = String::with_capacity(src.len() + p.extra.len());
+    text.push_str(src);
+    text.push_str(&p.extra);
     Ok(Ast {
         nodes: p.nodes,
-        root,
+        root: root.id(),
+        text,
+        bytes: p.bytes,
     })
+}
+
+/// A subtree just parsed: its root (the low 32 bits), its height (the
+/// next 16) and whether it is the identifier `variables` (bit 48), in one
+/// word so that parsing functions return it in a register.
+#[derive(Clone, Copy)]
+struct Sub(u64);
+
+const VARIABLES: u64 = 1 << 48;
+
+impl Sub {
+    fn new(id: NodeId, height: u16) -> Self {
+        Self(u64::from(id) | u64::from(height) << 32)
+    }
+
+    /// This identifier, known to be `variables`.
+    fn variables(self) -> Self {
+        Self(self.0 | VARIABLES)
+    }
+
+    fn is_variables(self) -> bool {
+        self.0 & VARIABLES != 0
+    }
+
+    fn id(self) -> NodeId {
+        self.0 as u32
+    }
+
+    fn height(self) -> u16 {
+        (self.0 >> 32) as u16
+    }
+
+    /// The height of a node over this one.
+    fn up(self) -> u16 {
+        self.height().saturating_add(1)
+    }
+}
+
+/// The height of a node over `subs`.
+fn over(subs: &[Sub]) -> u16 {
+    subs.iter()
+        .fold(0, |h, s| h.max(s.height()))
+        .saturating_add(1)
 }
 
 struct Parser<'s> {
     src: &'s str,
+    /// The lexer, and the current token in it.
     lexer: Lexer<'s>,
-    tok: Tok<'s>,
-    /// Where the current token starts.
-    at: usize,
     nodes: Vec<Node>,
-    /// Height of each node's subtree, to bound evaluation recursion.
-    depths: Vec<u16>,
+    /// Text the program needs beyond its source (decoded literals, made-up
+    /// names); its spans start at `src.len()`.
+    extra: String,
+    bytes: Vec<u8>,
+    /// Call arguments, list elements, map entries and `&&`/`||` terms
+    /// being gathered, innermost last.
+    scratch: Scratch,
     recursion: usize,
+}
+
+/// A stack of words in the parser itself, until it outgrows it.
+#[derive(Default)]
+struct Scratch {
+    inline: [u32; 32],
+    len: usize,
+    /// Every word, once there are too many for `inline`.
+    heap: Option<Vec<u32>>,
+}
+
+impl Scratch {
+    fn words(&self) -> &[u32] {
+        match &self.heap {
+            Some(heap) => heap,
+            None => self.inline.get(..self.len).unwrap_or(&[]),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.heap {
+            Some(heap) => heap.len(),
+            None => self.len,
+        }
+    }
+
+    fn push(&mut self, word: u32) {
+        if let Some(heap) = &mut self.heap {
+            heap.push(word);
+        } else if let Some(slot) = self.inline.get_mut(self.len) {
+            *slot = word;
+            self.len += 1;
+        } else {
+            self.spill(word);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self, word: u32) {
+        let mut heap = Vec::with_capacity(2 * self.inline.len());
+        heap.extend_from_slice(self.words());
+        heap.push(word);
+        self.heap = Some(heap);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match &mut self.heap {
+            Some(heap) => heap.truncate(len),
+            None => self.len = self.len.min(len),
+        }
+    }
+}
+
+/// Adds `Aux` nodes holding `words` to `nodes`, if their place fits in a
+/// node id.
+fn store(nodes: &mut Vec<Node>, words: Option<&[u32]>) -> Option<Words> {
+    let words = words.unwrap_or(&[]);
+    let stored = Words {
+        first: u32::try_from(nodes.len()).ok()?,
+        len: u32::try_from(words.len()).ok()?,
+    };
+    let mut rest = words;
+    loop {
+        let (aux, tail) = match *rest {
+            [] => break,
+            [a] => ([a, 0, 0], &[][..]),
+            [a, b] => ([a, b, 0], &[][..]),
+            [a, b, c, ref tail @ ..] => ([a, b, c], tail),
+        };
+        nodes.push(Node::Aux(aux));
+        rest = tail;
+    }
+    Some(stored)
+}
+
+/// `[start, end)` as a span, if it fits.
+fn span(start: usize, end: usize) -> Option<Span> {
+    Some(Span {
+        start: u32::try_from(start).ok()?,
+        end: u32::try_from(end).ok()?,
+    })
 }
 
 impl<'s> Parser<'s> {
     fn advance(&mut self) -> PResult<()> {
-        let (tok, at) = self.lexer.next_token()?;
-        self.tok = tok;
-        self.at = at;
-        Ok(())
-    }
-
-    /// Takes the current token and moves past it.
-    fn take(&mut self) -> PResult<Tok<'s>> {
-        let tok = std::mem::replace(&mut self.tok, Tok::Eof);
-        self.advance()?;
-        Ok(tok)
+        self.lexer.advance()
     }
 
     #[cold]
@@ -94,14 +233,16 @@ impl<'s> Parser<'s> {
     fn expected(&self, what: &str) -> Box<SyntaxError> {
         Box::new(SyntaxError::mismatched(
             self.src,
-            self.at,
-            &self.tok.describe(),
+            self.lexer.at,
+            &self.lexer.tok.describe(),
             what,
         ))
     }
 
-    fn expect(&mut self, tok: Tok<'_>, what: &str) -> PResult<()> {
-        if self.tok == tok {
+    /// Moves past the current token if `here` (it is the one expected),
+    /// else fails saying `what` was expected.
+    fn expect(&mut self, here: bool, what: &str) -> PResult<()> {
+        if here {
             self.advance()
         } else {
             Err(self.expected(what))
@@ -128,181 +269,281 @@ impl<'s> Parser<'s> {
         self.nodes.get(id as usize)
     }
 
-    fn push(&mut self, node: Node, at: usize) -> PResult<NodeId> {
-        let mut height = 0u16;
-        let depth_of = |c: NodeId| self.depths.get(c as usize).copied().unwrap_or(0);
-        for_each_child(&node, |c| height = height.max(depth_of(c)));
-        let height = height.saturating_add(1);
+    /// The text of a span of the source or of `extra`.
+    fn text(&self, span: Span) -> &str {
+        let (start, end) = (span.start as usize, span.end as usize);
+        match start.checked_sub(self.src.len()) {
+            Some(from) => {
+                let to = end.saturating_sub(self.src.len());
+                self.extra.get(from..to).unwrap_or("")
+            }
+            None => self.src.get(start..end).unwrap_or(""),
+        }
+    }
+
+    /// The span of `len` bytes of source at `at`.
+    fn source_span(&self, at: usize, len: usize) -> PResult<Span> {
+        span(at, at + len).ok_or_else(|| self.too_deep(at))
+    }
+
+    /// Adds `s` to the program's text.
+    #[inline(never)]
+    fn add_text(&mut self, s: &str, at: usize) -> PResult<Span> {
+        let start = self.src.len() + self.extra.len();
+        self.extra.push_str(s);
+        span(start, start + s.len()).ok_or_else(|| self.too_deep(at))
+    }
+
+    /// Moves `scratch[base..]` to `Aux` nodes, and says where.
+    fn spill(&mut self, base: usize, at: usize) -> PResult<Words> {
+        let words = store(&mut self.nodes, self.scratch.words().get(base..));
+        self.scratch.truncate(base);
+        words.ok_or_else(|| self.too_deep(at))
+    }
+
+    /// Adds `Aux` nodes holding `words`.
+    fn store(&mut self, words: &[u32], at: usize) -> PResult<Words> {
+        store(&mut self.nodes, Some(words)).ok_or_else(|| self.too_deep(at))
+    }
+
+    /// Adds `node`, of `height`, at `at` in the source.
+    fn push(&mut self, node: Node, height: u16, at: usize) -> PResult<Sub> {
         if usize::from(height) > MAX_DEPTH {
             return Err(self.too_deep(at));
         }
-        let id = NodeId::try_from(self.nodes.len()).map_err(|_| self.too_deep(at))?;
+        let id = NodeId::try_from(self.nodes.len())
+            .ok()
+            .filter(|id| *id != NodeId::MAX)
+            .ok_or_else(|| self.too_deep(at))?;
         self.nodes.push(node);
-        self.depths.push(height);
-        Ok(id)
+        Ok(Sub::new(id, height))
     }
 
-    fn expr(&mut self) -> PResult<NodeId> {
+    fn expr(&mut self) -> PResult<Sub> {
         self.recursion += 1;
         if self.recursion > MAX_DEPTH {
-            return Err(self.too_deep(self.at));
+            return Err(self.too_deep(self.lexer.at));
         }
         let result = self.conditional();
         self.recursion -= 1;
         result
     }
 
-    fn conditional(&mut self) -> PResult<NodeId> {
-        let cond = self.or()?;
-        if self.tok != Tok::Question {
+    #[inline(always)]
+    fn conditional(&mut self) -> PResult<Sub> {
+        let cond = self.climb(1)?;
+        if !matches!(self.lexer.tok, Tok::Question) {
             return Ok(cond);
         }
-        let at = self.at;
+        let at = self.lexer.at;
         self.advance()?;
-        let then = self.or()?;
-        self.expect(Tok::Colon, "`:`")?;
+        let then = self.binary(1)?;
+        self.expect(matches!(self.lexer.tok, Tok::Colon), "`:`")?;
         let otherwise = self.expr()?;
-        self.push(
-            Node::Cond {
-                cond,
-                then,
-                otherwise,
-            },
-            at,
-        )
+        let node = Node::Cond {
+            cond: cond.id(),
+            then: then.id(),
+            otherwise: otherwise.id(),
+        };
+        self.push(node, over(&[cond, then, otherwise]), at)
     }
 
-    fn or(&mut self) -> PResult<NodeId> {
-        let at = self.at;
-        let first = self.and()?;
-        if self.tok != Tok::OrOr {
-            return Ok(first);
-        }
-        let mut terms = vec![first];
-        while self.tok == Tok::OrOr {
-            self.advance()?;
-            terms.push(self.and()?);
-        }
-        self.balanced(&terms, at, Node::Or)
-    }
-
-    fn and(&mut self) -> PResult<NodeId> {
-        let at = self.at;
-        let first = self.binary(1)?;
-        if self.tok != Tok::AndAnd {
-            return Ok(first);
-        }
-        let mut terms = vec![first];
-        while self.tok == Tok::AndAnd {
-            self.advance()?;
-            terms.push(self.binary(1)?);
-        }
-        self.balanced(&terms, at, Node::And)
-    }
-
-    /// Long `&&`/`||` chains become balanced trees, as in cel-go, so that
-    /// they do not count against the depth limit; the result is the same.
-    fn balanced(
-        &mut self,
-        terms: &[NodeId],
-        at: usize,
-        make: fn(NodeId, NodeId) -> Node,
-    ) -> PResult<NodeId> {
-        match terms {
-            [] => Err(self.expected("an expression")),
-            [one] => Ok(*one),
-            _ => {
-                let (left, right) = terms.split_at(terms.len() / 2);
-                let l = self.balanced(left, at, make)?;
-                let r = self.balanced(right, at, make)?;
-                self.push(make(l, r), at)
-            }
-        }
-    }
-
-    /// Relations, `+ -` and `* / %` by precedence climbing: one frame per
+    /// All binary operators by precedence climbing: `||` (1), `&&` (2),
+    /// relations (3), `+ -` (4) and `* / %` (5). One frame per operand and
     /// level of parentheses instead of one per precedence level.
-    fn binary(&mut self, min: u8) -> PResult<NodeId> {
+    fn binary(&mut self, min: u8) -> PResult<Sub> {
+        self.climb(min)
+    }
+
+    /// `binary`, inlined where an expression starts so that a whole
+    /// expression costs a frame less.
+    #[inline(always)]
+    fn climb(&mut self, min: u8) -> PResult<Sub> {
+        let at = self.lexer.at;
         let mut lhs = self.unary()?;
         loop {
-            let (op, prec) = match self.tok {
-                Tok::Lt => (BinOp::Lt, 1),
-                Tok::Le => (BinOp::Le, 1),
-                Tok::Gt => (BinOp::Gt, 1),
-                Tok::Ge => (BinOp::Ge, 1),
-                Tok::EqEq => (BinOp::Eq, 1),
-                Tok::NotEq => (BinOp::Ne, 1),
-                Tok::In => (BinOp::In, 1),
-                Tok::Plus => (BinOp::Add, 2),
-                Tok::Minus => (BinOp::Sub, 2),
-                Tok::Star => (BinOp::Mul, 3),
-                Tok::Slash => (BinOp::Div, 3),
-                Tok::Percent => (BinOp::Rem, 3),
+            let (op, prec) = match self.lexer.tok {
+                Tok::OrOr => (None, 1),
+                Tok::AndAnd => (None, 2),
+                Tok::Lt => (Some(BinOp::Lt), 3),
+                Tok::Le => (Some(BinOp::Le), 3),
+                Tok::Gt => (Some(BinOp::Gt), 3),
+                Tok::Ge => (Some(BinOp::Ge), 3),
+                Tok::EqEq => (Some(BinOp::Eq), 3),
+                Tok::NotEq => (Some(BinOp::Ne), 3),
+                Tok::In => (Some(BinOp::In), 3),
+                Tok::Plus => (Some(BinOp::Add), 4),
+                Tok::Minus => (Some(BinOp::Sub), 4),
+                Tok::Star => (Some(BinOp::Mul), 5),
+                Tok::Slash => (Some(BinOp::Div), 5),
+                Tok::Percent => (Some(BinOp::Rem), 5),
                 _ => return Ok(lhs),
             };
             if prec < min {
                 return Ok(lhs);
             }
-            let at = self.at;
+            let Some(op) = op else {
+                lhs = self.logic(lhs, prec == 2, at)?;
+                continue;
+            };
+            let op_at = self.lexer.at;
             self.advance()?;
             let rhs = self.binary(prec + 1)?;
-            lhs = self.push(Node::Binary { op, lhs, rhs }, at)?;
+            let node = Node::Binary {
+                op,
+                lhs: lhs.id(),
+                rhs: rhs.id(),
+            };
+            lhs = self.push(node, over(&[lhs, rhs]), op_at)?;
         }
+    }
+
+    /// A chain of `&&` (`and`) or `||` starting with `first`, which starts
+    /// at `at`.
+    #[inline(never)]
+    fn logic(&mut self, first: Sub, and: bool, at: usize) -> PResult<Sub> {
+        let term = if and { 3 } else { 2 };
+        let goes_on = |p: &Self| {
+            matches!(
+                (&p.lexer.tok, and),
+                (Tok::AndAnd, true) | (Tok::OrOr, false)
+            )
+        };
+        self.advance()?;
+        let second = self.binary(term)?;
+        if !goes_on(self) {
+            // Two terms, the usual case: no need to gather them.
+            return self.junction(first, second, at, and);
+        }
+        let base = self.scratch.len();
+        for sub in [first, second] {
+            self.scratch.push(sub.id());
+            self.scratch.push(u32::from(sub.height()));
+        }
+        while goes_on(self) {
+            self.advance()?;
+            let next = self.binary(term)?;
+            self.scratch.push(next.id());
+            self.scratch.push(u32::from(next.height()));
+        }
+        let count = (self.scratch.len() - base) / 2;
+        let result = self.balanced(base, 0, count, at, and);
+        self.scratch.truncate(base);
+        result
+    }
+
+    /// `l && r` (`and`) or `l || r`.
+    fn junction(&mut self, l: Sub, r: Sub, at: usize, and: bool) -> PResult<Sub> {
+        let node = if and {
+            Node::And(l.id(), r.id())
+        } else {
+            Node::Or(l.id(), r.id())
+        };
+        self.push(node, over(&[l, r]), at)
+    }
+
+    /// Term `i` of the id and height pairs at `scratch[base..]`.
+    fn term(&self, base: usize, i: usize) -> Option<Sub> {
+        let at = base + 2 * i;
+        match self.scratch.words().get(at..at + 2) {
+            Some(&[id, height]) => Some(Sub::new(id, u16::try_from(height).ok()?)),
+            _ => None,
+        }
+    }
+
+    /// Long `&&`/`||` chains (terms `lo..hi` of the id and height pairs at
+    /// `scratch[base..]`) become balanced trees, as in cel-go, so that they
+    /// do not count against the depth limit; the result is the same.
+    fn balanced(
+        &mut self,
+        base: usize,
+        lo: usize,
+        hi: usize,
+        at: usize,
+        and: bool,
+    ) -> PResult<Sub> {
+        let len = hi.saturating_sub(lo);
+        let (l, r) = match len {
+            1 => {
+                return self
+                    .term(base, lo)
+                    .ok_or_else(|| self.expected("an expression"))
+            }
+            2 => match (self.term(base, lo), self.term(base, lo + 1)) {
+                (Some(l), Some(r)) => (l, r),
+                _ => return Err(self.expected("an expression")),
+            },
+            0 => return Err(self.expected("an expression")),
+            _ => {
+                let mid = lo + len / 2;
+                let l = self.balanced(base, lo, mid, at, and)?;
+                let r = self.balanced(base, mid, hi, at, and)?;
+                (l, r)
+            }
+        };
+        self.junction(l, r, at, and)
     }
 
     /// `!` and `-` repeated: as in cel-go, an even count cancels out, and a
     /// single `-` before a number literal makes a negative literal.
-    fn unary(&mut self) -> PResult<NodeId> {
-        let at = self.at;
-        match self.tok {
-            Tok::Bang => {
-                let mut count = 0usize;
-                while self.tok == Tok::Bang {
-                    count += 1;
-                    self.advance()?;
-                }
-                let operand = self.member()?;
-                if count % 2 == 1 {
-                    self.push(Node::Not(operand), at)
-                } else {
-                    Ok(operand)
-                }
-            }
-            Tok::Minus => {
-                let mut count = 0usize;
-                while self.tok == Tok::Minus {
-                    count += 1;
-                    self.advance()?;
-                }
-                if count == 1 {
-                    let literal = match self.tok {
-                        Tok::Int(n) => {
-                            let value = if n == 1u64 << 63 {
-                                i64::MIN
-                            } else {
-                                i64::try_from(n)
-                                    .map(|v| -v)
-                                    .map_err(|_| self.literal_error(at, "invalid int literal"))?
-                            };
-                            Some(Node::Int(value))
-                        }
-                        Tok::Double(d) => Some(Node::Double(-d)),
-                        _ => None,
-                    };
-                    if let Some(node) = literal {
-                        self.advance()?;
-                        let lit = self.push(node, at)?;
-                        return self.member_suffix(lit);
-                    }
-                }
-                let operand = self.member()?;
-                if count % 2 == 1 {
-                    self.push(Node::Neg(operand), at)
-                } else {
-                    Ok(operand)
-                }
-            }
+    fn unary(&mut self) -> PResult<Sub> {
+        match self.lexer.tok {
+            Tok::Bang => self.not(),
+            Tok::Minus => self.negation(),
             _ => self.member(),
+        }
+    }
+
+    #[inline(never)]
+    fn not(&mut self) -> PResult<Sub> {
+        let at = self.lexer.at;
+        let mut count = 0usize;
+        while matches!(self.lexer.tok, Tok::Bang) {
+            count += 1;
+            self.advance()?;
+        }
+        let operand = self.member()?;
+        if count % 2 == 1 {
+            self.push(Node::Not(operand.id()), operand.up(), at)
+        } else {
+            Ok(operand)
+        }
+    }
+
+    #[inline(never)]
+    fn negation(&mut self) -> PResult<Sub> {
+        let at = self.lexer.at;
+        let mut count = 0usize;
+        while matches!(self.lexer.tok, Tok::Minus) {
+            count += 1;
+            self.advance()?;
+        }
+        if count == 1 {
+            let literal = match self.lexer.tok {
+                Tok::Int(n) => {
+                    let value = if n == 1u64 << 63 {
+                        i64::MIN
+                    } else {
+                        i64::try_from(n)
+                            .map(|v| -v)
+                            .map_err(|_| self.literal_error(at, "invalid int literal"))?
+                    };
+                    Some(Node::Int(value))
+                }
+                Tok::Double(d) => Some(Node::Double(-d)),
+                _ => None,
+            };
+            if let Some(node) = literal {
+                self.advance()?;
+                let lit = self.push(node, 1, at)?;
+                return self.member_suffix(lit);
+            }
+        }
+        let operand = self.member()?;
+        if count % 2 == 1 {
+            self.push(Node::Neg(operand.id()), operand.up(), at)
+        } else {
+            Ok(operand)
         }
     }
 
@@ -312,91 +553,108 @@ impl<'s> Parser<'s> {
         Box::new(SyntaxError::syntax(self.src, at, message))
     }
 
-    fn member(&mut self) -> PResult<NodeId> {
+    #[inline(always)]
+    fn member(&mut self) -> PResult<Sub> {
         let primary = self.primary()?;
-        self.member_suffix(primary)
+        if matches!(self.lexer.tok, Tok::Dot | Tok::LBracket) {
+            self.member_suffix(primary)
+        } else {
+            Ok(primary)
+        }
     }
 
-    fn member_suffix(&mut self, mut target: NodeId) -> PResult<NodeId> {
+    fn member_suffix(&mut self, mut target: Sub) -> PResult<Sub> {
         loop {
-            match self.tok {
+            match self.lexer.tok {
                 Tok::Dot => {
-                    let at = self.at;
-                    self.advance()?;
-                    let optional = self.tok == Tok::Question;
-                    if optional {
-                        self.advance()?;
-                    }
-                    let Tok::Ident(name) = self.tok else {
+                    let at = self.lexer.at;
+                    let optional = match self.lexer.name_after_dot() {
+                        Some(optional) => optional,
+                        None => {
+                            self.advance()?;
+                            let optional = matches!(self.lexer.tok, Tok::Question);
+                            if optional {
+                                self.advance()?;
+                            }
+                            optional
+                        }
+                    };
+                    let Tok::Ident(name) = self.lexer.tok else {
                         return Err(self.expected("a field or function name after `.`"));
                     };
-                    let name_at = self.at;
-                    self.advance()?;
-                    if self.tok == Tok::LParen && !optional {
-                        let args = self.call_args()?;
-                        target = self.call(Some(target), name, args, name_at)?;
+                    let name_at = self.lexer.at;
+                    self.lexer.advance_after_name()?;
+                    if matches!(self.lexer.tok, Tok::LParen) && !optional {
+                        target = self.member_call(target, name, name_at)?;
                     } else {
-                        target = self.select(target, name, optional, at)?;
+                        target = self.select(target, name, name_at, optional, at)?;
                     }
                 }
-                Tok::LBracket => {
-                    let at = self.at;
-                    self.advance()?;
-                    let optional = self.tok == Tok::Question;
-                    if optional {
-                        self.advance()?;
-                    }
-                    let index = self.expr()?;
-                    self.expect(Tok::RBracket, "`]`")?;
-                    target = self.push(
-                        Node::Index {
-                            operand: target,
-                            index,
-                            optional,
-                        },
-                        at,
-                    )?;
-                }
+                Tok::LBracket => target = self.index(target)?,
                 _ => return Ok(target),
             }
         }
     }
 
-    fn call_args(&mut self) -> PResult<Vec<NodeId>> {
-        self.advance()?; // (
-        let mut args = Vec::new();
-        if self.tok == Tok::RParen {
+    #[inline(never)]
+    fn index(&mut self, operand: Sub) -> PResult<Sub> {
+        let at = self.lexer.at;
+        self.advance()?;
+        let optional = matches!(self.lexer.tok, Tok::Question);
+        if optional {
             self.advance()?;
-            return Ok(args);
         }
+        let index = self.expr()?;
+        self.expect(matches!(self.lexer.tok, Tok::RBracket), "`]`")?;
+        let node = Node::Index {
+            operand: operand.id(),
+            index: index.id(),
+            optional,
+        };
+        self.push(node, over(&[operand, index]), at)
+    }
+
+    /// Parses `(args…)` onto the scratch stack; returns how many there are
+    /// and the greatest height among them.
+    fn call_args(&mut self) -> PResult<(usize, u16)> {
+        self.advance()?; // (
+        if matches!(self.lexer.tok, Tok::RParen) {
+            self.advance()?;
+            return Ok((0, 0));
+        }
+        let (mut count, mut height) = (0, 0);
         loop {
-            args.push(self.expr()?);
-            match self.tok {
+            let arg = self.expr()?;
+            self.scratch.push(arg.id());
+            count += 1;
+            height = height.max(arg.height());
+            match self.lexer.tok {
                 Tok::Comma => self.advance()?,
                 Tok::RParen => {
                     self.advance()?;
-                    return Ok(args);
+                    return Ok((count, height));
                 }
                 _ => return Err(self.expected("`,` or `)`")),
             }
         }
     }
 
-    fn primary(&mut self) -> PResult<NodeId> {
-        match self.tok {
+    #[inline(always)]
+    fn primary(&mut self) -> PResult<Sub> {
+        match self.lexer.tok {
+            Tok::Ident(name) => self.ident(name),
             Tok::Dot => {
                 // A leading dot names the root scope: `.x` is `x`.
                 self.advance()?;
-                let Tok::Ident(_) = self.tok else {
+                let Tok::Ident(name) = self.lexer.tok else {
                     return Err(self.expected("an identifier after `.`"));
                 };
-                self.ident()
+                self.ident(name)
             }
-            Tok::Ident(_) => self.ident(),
             Tok::LParen => {
                 self.advance()?;
                 let e = self.expr()?;
-                self.expect(Tok::RParen, "`)`")?;
+                self.expect(matches!(self.lexer.tok, Tok::RParen), "`)`")?;
                 Ok(e)
             }
             Tok::LBracket => self.list(),
@@ -405,219 +663,257 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// An identifier, or a global call.
-    #[inline(never)]
-    fn ident(&mut self) -> PResult<NodeId> {
-        let at = self.at;
-        let Tok::Ident(name) = self.tok else {
-            return Err(self.expected("an identifier"));
-        };
-        self.advance()?;
-        if self.tok == Tok::LParen {
-            let args = self.call_args()?;
-            return self.call(None, name, args, at);
+    /// An identifier (the current token, `name`), or a global call.
+    fn ident(&mut self, name: &'s str) -> PResult<Sub> {
+        let at = self.lexer.at;
+        self.lexer.advance_after_name()?;
+        if matches!(self.lexer.tok, Tok::LParen) {
+            return self.global_call(name, at);
         }
-        if RESERVED.contains(&name) {
-            return Err(Box::new(SyntaxError::syntax(
+        match classify(name) {
+            Word::Plain => {
+                let node = Node::Ident(self.source_span(at, name.len())?);
+                let sub = self.push(node, 1, at)?;
+                Ok(if name == "variables" {
+                    sub.variables()
+                } else {
+                    sub
+                })
+            }
+            Word::Type(t) => self.push(Node::Type(t), 1, at),
+            Word::Reserved => Err(Box::new(SyntaxError::syntax(
                 self.src,
                 at,
                 format!("reserved identifier: {name}"),
-            )));
+            ))),
         }
-        let node = match Type::from_name(name) {
-            Some(t) => Node::Type(t),
-            None => Node::Ident(name.into()),
-        };
-        self.push(node, at)
     }
 
     #[inline(never)]
-    fn literal(&mut self) -> PResult<NodeId> {
-        let at = self.at;
-        let node = match self.tok {
-            Tok::Int(_)
-            | Tok::Uint(_)
-            | Tok::Double(_)
-            | Tok::Str(_)
-            | Tok::Bytes(_)
-            | Tok::True
-            | Tok::False
-            | Tok::Null => match self.take()? {
-                Tok::Int(n) => Node::Int(
-                    i64::try_from(n).map_err(|_| self.literal_error(at, "invalid int literal"))?,
-                ),
-                Tok::Uint(n) => Node::Uint(n),
-                Tok::Double(d) => Node::Double(d),
-                Tok::Str(s) => Node::String(s.into_boxed_str()),
-                Tok::Bytes(b) => Node::Bytes(b.into_boxed_slice()),
-                Tok::True => Node::Bool(true),
-                Tok::False => Node::Bool(false),
-                _ => Node::Null,
-            },
+    fn literal(&mut self) -> PResult<Sub> {
+        let at = self.lexer.at;
+        let tok = self.lexer.tok;
+        // Literal text first: the decoded buffers serve the next token too.
+        let node = match tok {
+            Tok::Str(s) => Node::String(self.string_span(s, at)?),
+            Tok::Bytes(b) => {
+                let start = self.bytes.len();
+                let b = b.unwrap_or(&self.lexer.decoded_bytes);
+                self.bytes.extend_from_slice(b);
+                let span = span(start, self.bytes.len());
+                Node::Bytes(span.ok_or_else(|| self.too_deep(at))?)
+            }
+            Tok::Uint(n) => Node::Uint(n),
+            Tok::Double(d) => Node::Double(d),
+            Tok::True => Node::Bool(true),
+            Tok::False => Node::Bool(false),
+            Tok::Null => Node::Null,
+            Tok::Int(_) => Node::Null,
             _ => return Err(self.expected("an expression")),
         };
-        self.push(node, at)
+        self.advance()?;
+        let node = match tok {
+            Tok::Int(n) => Node::Int(
+                i64::try_from(n).map_err(|_| self.literal_error(at, "invalid int literal"))?,
+            ),
+            _ => node,
+        };
+        self.push(node, 1, at)
     }
 
-    fn list(&mut self) -> PResult<NodeId> {
-        let at = self.at;
+    /// The span of a string literal's text: in the source when it is a
+    /// slice of it (`Some`), else added from the lexer's buffer.
+    fn string_span(&mut self, s: Option<&'s str>, at: usize) -> PResult<Span> {
+        if let Some(slice) = s {
+            let offset = (slice.as_ptr() as usize).wrapping_sub(self.src.as_ptr() as usize);
+            let part = offset
+                .checked_add(slice.len())
+                .and_then(|end| self.src.get(offset..end));
+            if part.is_some_and(|part| std::ptr::eq(part, slice)) {
+                return self.source_span(offset, slice.len());
+            }
+            return self.add_text(slice, at);
+        }
+        let start = self.src.len() + self.extra.len();
+        self.extra.push_str(&self.lexer.decoded);
+        span(start, self.src.len() + self.extra.len()).ok_or_else(|| self.too_deep(at))
+    }
+
+    #[inline(never)]
+    fn list(&mut self) -> PResult<Sub> {
+        let at = self.lexer.at;
         self.advance()?; // [
-        let mut items = Vec::new();
-        while self.tok != Tok::RBracket {
-            let optional = self.tok == Tok::Question;
+        let base = self.scratch.len();
+        let mut height = 0;
+        while !matches!(self.lexer.tok, Tok::RBracket) {
+            let optional = matches!(self.lexer.tok, Tok::Question);
             if optional {
                 self.advance()?;
             }
-            items.push((self.expr()?, optional));
-            match self.tok {
+            let item = self.expr()?;
+            self.scratch.push(item.id());
+            self.scratch.push(u32::from(optional));
+            height = height.max(item.height());
+            match self.lexer.tok {
                 Tok::Comma => self.advance()?,
                 Tok::RBracket => {}
                 _ => return Err(self.expected("`,` or `]`")),
             }
         }
         self.advance()?;
-        self.push(Node::List(items.into_boxed_slice()), at)
+        let items = self.spill(base, at)?;
+        self.push(Node::List(items), height.saturating_add(1), at)
     }
 
-    fn map(&mut self) -> PResult<NodeId> {
-        let at = self.at;
+    #[inline(never)]
+    fn map(&mut self) -> PResult<Sub> {
+        let at = self.lexer.at;
         self.advance()?; // {
-        let mut entries = Vec::new();
-        while self.tok != Tok::RBrace {
-            let optional = self.tok == Tok::Question;
+        let base = self.scratch.len();
+        let mut height = 0;
+        while !matches!(self.lexer.tok, Tok::RBrace) {
+            let optional = matches!(self.lexer.tok, Tok::Question);
             if optional {
                 self.advance()?;
             }
             let key = self.expr()?;
-            self.expect(Tok::Colon, "`:`")?;
+            self.expect(matches!(self.lexer.tok, Tok::Colon), "`:`")?;
             let value = self.expr()?;
-            entries.push((key, value, optional));
-            match self.tok {
+            self.scratch.push(key.id());
+            self.scratch.push(value.id());
+            self.scratch.push(u32::from(optional));
+            height = height.max(key.height()).max(value.height());
+            match self.lexer.tok {
                 Tok::Comma => self.advance()?,
                 Tok::RBrace => {}
                 _ => return Err(self.expected("`,` or `}`")),
             }
         }
         self.advance()?;
-        self.push(Node::Map(entries.into_boxed_slice()), at)
+        let entries = self.spill(base, at)?;
+        self.push(Node::Map(entries), height.saturating_add(1), at)
     }
 
-    #[inline(never)]
+    /// `operand.name` (`name` at `name_at`), or `operand.?name`.
     fn select(
         &mut self,
-        operand: NodeId,
-        field: &str,
+        operand: Sub,
+        name: &str,
+        name_at: usize,
         optional: bool,
         at: usize,
-    ) -> PResult<NodeId> {
+    ) -> PResult<Sub> {
+        let field = self.source_span(name_at, name.len())?;
         if !optional {
-            if let Some(Node::Ident(root)) = self.node(operand) {
-                if &**root == "variables" {
-                    return self.push(Node::Variable(field.into()), at);
-                }
+            if operand.is_variables() {
+                return self.push(Node::Variable(field), 1, at);
             }
             // Qualified type names: `net.IP`, `google.protobuf.Timestamp`.
-            if matches!(
-                field,
-                "Duration" | "Timestamp" | "Quantity" | "URL" | "IP" | "CIDR"
-            ) {
-                if let Some(prefix) = self.qualified_name(operand) {
-                    if let Some(t) = Type::from_name(&format!("{prefix}.{field}")) {
-                        return self.push(Node::Type(t), at);
-                    }
+            let capital = name.as_bytes().first().is_some_and(u8::is_ascii_uppercase);
+            if capital
+                && matches!(
+                    name,
+                    "Duration" | "Timestamp" | "Quantity" | "URL" | "IP" | "CIDR"
+                )
+            {
+                if let Some(t) = self.qualified_type(operand.id(), name) {
+                    return self.push(Node::Type(t), 1, at);
                 }
             }
         }
-        self.push(
-            Node::Select {
-                operand,
-                field: field.into(),
-                optional,
-            },
-            at,
-        )
+        let node = Node::Select {
+            operand: operand.id(),
+            field,
+            optional,
+        };
+        self.push(node, operand.up(), at)
+    }
+
+    /// The type `prefix.name` names, where `prefix` is the qualified name
+    /// `id` spells.
+    #[cold]
+    #[inline(never)]
+    fn qualified_type(&self, id: NodeId, name: &str) -> Option<Type> {
+        let prefix = self.qualified_name(id)?;
+        Type::from_name(&format!("{prefix}.{name}"))
     }
 
     /// `a.b.c` for a chain of identifiers and selections.
-    #[inline(never)]
     fn qualified_name(&self, id: NodeId) -> Option<String> {
         match self.node(id)? {
-            Node::Ident(name) => Some(name.to_string()),
+            Node::Ident(name) => Some(self.text(*name).to_string()),
             Node::Select {
                 operand,
                 field,
                 optional: false,
-            } => Some(format!("{}.{field}", self.qualified_name(*operand)?)),
+            } => Some(format!(
+                "{}.{}",
+                self.qualified_name(*operand)?,
+                self.text(*field)
+            )),
             _ => None,
         }
     }
 
-    fn ident_name(&self, id: NodeId, at: usize) -> PResult<Box<str>> {
+    /// A comprehension variable: a simple name.
+    fn ident_name(&mut self, id: NodeId, at: usize) -> PResult<Span> {
         match self.node(id) {
-            Some(Node::Ident(name)) => Ok(name.clone()),
-            Some(Node::Type(t)) if !t.name().contains('.') => Ok(t.name().into()),
+            Some(Node::Ident(name)) => Ok(*name),
+            Some(Node::Type(t)) if !t.name().contains('.') => {
+                let name = t.name();
+                self.add_text(name, at)
+            }
             _ => Err(self.check_error(at, "argument must be a simple name".into())),
         }
     }
 
+    /// A call to `func` with the arguments `scratch[base..]`.
+    fn push_call(&mut self, func: Func, base: usize, height: u16, at: usize) -> PResult<Sub> {
+        let args = self.spill(base, at)?;
+        self.push(Node::Call { func, args }, height, at)
+    }
+
+    /// `name(args…)`: a global function or the `has` macro.
     #[inline(never)]
-    fn call(
-        &mut self,
-        target: Option<NodeId>,
-        name: &str,
-        args: Vec<NodeId>,
-        at: usize,
-    ) -> PResult<NodeId> {
-        let Some(target) = target else {
-            if name == "has" {
-                return self.has(&args, at);
-            }
-            let func = self.resolve(name, false, args.len(), at)?;
-            return self.push(
-                Node::Call {
-                    func,
-                    args: args.into_boxed_slice(),
-                },
-                at,
-            );
-        };
-        if let Some(Node::Ident(ns)) = self.node(target) {
-            let qualified = format!("{ns}.{name}");
-            if functions::is_namespaced(&qualified) {
-                let func = self.resolve(&qualified, false, args.len(), at)?;
-                return self.push(
-                    Node::Call {
-                        func,
-                        args: args.into_boxed_slice(),
-                    },
-                    at,
-                );
+    fn global_call(&mut self, name: &str, at: usize) -> PResult<Sub> {
+        let base = self.scratch.len();
+        let (argc, height) = self.call_args()?;
+        if name == "has" {
+            let result = self.has(base, height, at);
+            self.scratch.truncate(base);
+            return result;
+        }
+        let func = self.resolve(name, false, argc, at)?;
+        self.push_call(func, base, height.saturating_add(1), at)
+    }
+
+    /// `target.name(args…)`: a namespaced global function, a macro or a
+    /// member function.
+    #[inline(never)]
+    fn member_call(&mut self, target: Sub, name: &str, at: usize) -> PResult<Sub> {
+        let base = self.scratch.len();
+        self.scratch.push(target.id());
+        let (argc, height) = self.call_args()?;
+        if let Some(Node::Ident(ns)) = self.node(target.id()) {
+            if let Some(qualified) = functions::namespaced(self.text(*ns), name) {
+                let func = self.resolve(qualified, false, argc, at)?;
+                let result = self.push_call(func, base + 1, height.saturating_add(1), at);
+                self.scratch.truncate(base);
+                return result;
             }
         }
-        if let Some(node) = self.comprehension(target, name, &args, at)? {
-            return self.push(node, at);
+        let height = height.max(target.height()).saturating_add(1);
+        if let Some(kind) = macro_kind(name, argc) {
+            let result = self.comprehension(target.id(), kind, base + 1, height, at);
+            self.scratch.truncate(base);
+            return result;
         }
-        let func = self.resolve(name, true, args.len(), at)?;
-        let mut all = Vec::with_capacity(args.len() + 1);
-        all.push(target);
-        all.extend(args);
-        self.push(
-            Node::Call {
-                func,
-                args: all.into_boxed_slice(),
-            },
-            at,
-        )
+        let func = self.resolve(name, true, argc, at)?;
+        self.push_call(func, base, height, at)
     }
 
     #[inline(never)]
-    fn resolve(
-        &self,
-        name: &str,
-        member: bool,
-        argc: usize,
-        at: usize,
-    ) -> PResult<functions::Func> {
+    fn resolve(&self, name: &str, member: bool, argc: usize, at: usize) -> PResult<Func> {
         functions::resolve(name, member, argc).map_err(|e| match e {
             ResolveError::Unknown => self.check_error(at, format!("unknown function `{name}`")),
             ResolveError::Arity(takes) => {
@@ -626,11 +922,12 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// `has(scratch[base..])`, whose argument is `height` high.
     #[inline(never)]
-    fn has(&mut self, args: &[NodeId], at: usize) -> PResult<NodeId> {
-        let invalid = || self.check_error(at, "invalid argument to has() macro".into());
-        let [arg] = args else {
-            return Err(invalid());
+    fn has(&mut self, base: usize, height: u16, at: usize) -> PResult<Sub> {
+        let invalid = |p: &Self| p.check_error(at, "invalid argument to has() macro".into());
+        let [arg] = self.scratch.words().get(base..).unwrap_or(&[]) else {
+            return Err(invalid(self));
         };
         match self.node(*arg) {
             Some(Node::Select {
@@ -640,122 +937,103 @@ impl<'s> Parser<'s> {
             }) => {
                 let node = Node::Has {
                     operand: *operand,
-                    field: field.clone(),
+                    field: *field,
                 };
-                self.push(node, at)
+                // As high as the selection it replaces.
+                self.push(node, height, at)
             }
             Some(Node::Variable(name)) => {
-                let field = name.clone();
-                let operand = self.push(Node::Ident("variables".into()), at)?;
-                self.push(Node::Has { operand, field }, at)
+                let field = *name;
+                let root = self.add_text("variables", at)?;
+                let operand = self.push(Node::Ident(root), 1, at)?;
+                self.push(
+                    Node::Has {
+                        operand: operand.id(),
+                        field,
+                    },
+                    2,
+                    at,
+                )
             }
-            _ => Err(invalid()),
+            _ => Err(invalid(self)),
         }
     }
 
-    /// The macro `name` applied to `target`, if it is one.
+    /// `comprehension` for the `kind` macro over `range`, with the
+    /// arguments `scratch[base..]`, `height` high.
     #[inline(never)]
     fn comprehension(
-        &self,
+        &mut self,
         range: NodeId,
-        name: &str,
-        args: &[NodeId],
+        (kind, two, filter): (MacroKind, bool, bool),
+        base: usize,
+        height: u16,
         at: usize,
-    ) -> PResult<Option<Node>> {
-        use MacroKind as K;
-        // (kind, two variables, has a filter)
-        let (kind, two, filter) = match (name, args.len()) {
-            ("all", 2) => (K::All, false, false),
-            ("all", 3) => (K::All, true, false),
-            ("exists", 2) => (K::Exists, false, false),
-            ("exists", 3) => (K::Exists, true, false),
-            ("exists_one", 2) => (K::ExistsOne, false, false),
-            ("exists_one" | "existsOne", 3) => (K::ExistsOne, true, false),
-            ("map", 2) => (K::Map, false, false),
-            ("map", 3) => (K::Map, false, true),
-            ("filter", 2) => (K::Filter, false, false),
-            ("transformList", 3) => (K::Map, true, false),
-            ("transformList", 4) => (K::Map, true, true),
-            ("transformMap", 3) => (K::TransformMap, true, false),
-            ("transformMap", 4) => (K::TransformMap, true, true),
-            ("optMap", 2) => (K::OptMap, false, false),
-            ("optFlatMap", 2) => (K::OptFlatMap, false, false),
-            _ => return Ok(None),
-        };
-        let mut rest = args.iter().copied();
-        let mut next = || {
+    ) -> PResult<Sub> {
+        let mut args = [0; 4];
+        for (slot, arg) in args
+            .iter_mut()
+            .zip(self.scratch.words().get(base..).unwrap_or(&[]))
+        {
+            *slot = *arg;
+        }
+        let argc = self.scratch.len() - base;
+        let mut rest = args.iter().copied().take(argc);
+        let mut next = |p: &Self| {
             rest.next()
-                .ok_or_else(|| self.check_error(at, "missing macro argument".into()))
+                .ok_or_else(|| p.check_error(at, "missing macro argument".into()))
         };
-        let var = self.ident_name(next()?, at)?;
+        let var = next(self)?;
+        let var = self.ident_name(var, at)?;
         let var2 = if two {
-            let v = self.ident_name(next()?, at)?;
-            if v == var {
-                return Err(self.check_error(at, format!("duplicate variable name: {v}")));
+            let v = next(self)?;
+            let v = self.ident_name(v, at)?;
+            if self.text(v) == self.text(var) {
+                let shown = self.text(v).to_string();
+                return Err(self.check_error(at, format!("duplicate variable name: {shown}")));
             }
             Some(v)
         } else {
             None
         };
-        let filter = if filter { Some(next()?) } else { None };
-        let body = next()?;
-        Ok(Some(Node::Comprehension(Box::new(Comprehension {
+        let filter = if filter { Some(next(self)?) } else { None };
+        let body = next(self)?;
+        let words = Comprehension {
             kind,
             range,
             var,
             var2,
             filter,
             body,
-        }))))
+        }
+        .encode();
+        let words = self.store(&words, at)?;
+        self.push(Node::Comprehension(words.first), height, at)
     }
 }
 
-/// Calls `f` with each child of `node`.
-fn for_each_child(node: &Node, mut f: impl FnMut(NodeId)) {
-    match node {
-        Node::Null
-        | Node::Bool(_)
-        | Node::Int(_)
-        | Node::Uint(_)
-        | Node::Double(_)
-        | Node::String(_)
-        | Node::Bytes(_)
-        | Node::Type(_)
-        | Node::Ident(_)
-        | Node::Variable(_) => {}
-        Node::Select { operand, .. } | Node::Has { operand, .. } => f(*operand),
-        Node::Index { operand, index, .. } => {
-            f(*operand);
-            f(*index);
-        }
-        Node::Not(x) | Node::Neg(x) => f(*x),
-        Node::Binary { lhs, rhs, .. } | Node::And(lhs, rhs) | Node::Or(lhs, rhs) => {
-            f(*lhs);
-            f(*rhs);
-        }
-        Node::Cond {
-            cond,
-            then,
-            otherwise,
-        } => {
-            f(*cond);
-            f(*then);
-            f(*otherwise);
-        }
-        Node::List(items) => items.iter().for_each(|(id, _)| f(*id)),
-        Node::Map(entries) => entries.iter().for_each(|(k, v, _)| {
-            f(*k);
-            f(*v);
-        }),
-        Node::Call { args, .. } => args.iter().for_each(|a| f(*a)),
-        Node::Comprehension(c) => {
-            f(c.range);
-            if let Some(filter) = c.filter {
-                f(filter);
-            }
-            f(c.body);
-        }
-    }
+/// The comprehension macro `name` with `argc` arguments: its kind, whether
+/// it has two variables and whether it has a filter.
+fn macro_kind(name: &str, argc: usize) -> Option<(MacroKind, bool, bool)> {
+    use MacroKind as K;
+    Some(match (name, argc) {
+        ("all", 2) => (K::All, false, false),
+        ("all", 3) => (K::All, true, false),
+        ("exists", 2) => (K::Exists, false, false),
+        ("exists", 3) => (K::Exists, true, false),
+        ("exists_one", 2) => (K::ExistsOne, false, false),
+        ("exists_one" | "existsOne", 3) => (K::ExistsOne, true, false),
+        ("map", 2) => (K::Map, false, false),
+        ("map", 3) => (K::Map, false, true),
+        ("filter", 2) => (K::Filter, false, false),
+        ("transformList", 3) => (K::Map, true, false),
+        ("transformList", 4) => (K::Map, true, true),
+        ("transformMap", 3) => (K::TransformMap, true, false),
+        ("transformMap", 4) => (K::TransformMap, true, true),
+        ("optMap", 2) => (K::OptMap, false, false),
+        ("optFlatMap", 2) => (K::OptFlatMap, false, false),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -769,23 +1047,26 @@ mod tests {
             Some(Node::Int(i)) => i.to_string(),
             Some(Node::Uint(u)) => format!("{u}u"),
             Some(Node::Double(d)) => format!("{d:?}"),
-            Some(Node::String(st)) => format!("{st:?}"),
-            Some(Node::Bytes(b)) => format!("b{b:?}"),
+            Some(Node::String(st)) => format!("{:?}", ast.str(*st)),
+            Some(Node::Bytes(b)) => format!("b{:?}", ast.bytes(*b)),
             Some(Node::Bool(b)) => b.to_string(),
             Some(Node::Null) => "null".into(),
             Some(Node::Type(t)) => format!("type:{}", t.name()),
-            Some(Node::Ident(n)) => n.to_string(),
-            Some(Node::Variable(n)) => format!("var:{n}"),
+            Some(Node::Ident(n)) => ast.str(*n).to_string(),
+            Some(Node::Variable(n)) => format!("var:{}", ast.str(*n)),
             Some(Node::Select {
                 operand,
                 field,
                 optional,
             }) => format!(
-                "{}.{}{field}",
+                "{}.{}{}",
                 s(*operand),
-                if *optional { "?" } else { "" }
+                if *optional { "?" } else { "" },
+                ast.str(*field)
             ),
-            Some(Node::Has { operand, field }) => format!("has({}.{field})", s(*operand)),
+            Some(Node::Has { operand, field }) => {
+                format!("has({}.{})", s(*operand), ast.str(*field))
+            }
             Some(Node::Index {
                 operand,
                 index,
@@ -810,39 +1091,61 @@ mod tests {
             }) => format!("({} ? {} : {})", s(*cond), s(*then), s(*otherwise)),
             Some(Node::List(items)) => format!(
                 "[{}]",
-                items
-                    .iter()
-                    .map(|(i, o)| format!("{}{}", if *o { "?" } else { "" }, s(*i)))
+                words(ast, *items)
+                    .chunks(2)
+                    .map(|w| match w {
+                        [i, o] => format!("{}{}", if *o == 1 { "?" } else { "" }, s(*i)),
+                        _ => "?".into(),
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
             Some(Node::Map(entries)) => format!(
                 "{{{}}}",
-                entries
-                    .iter()
-                    .map(|(k, v, o)| format!("{}{}: {}", if *o { "?" } else { "" }, s(*k), s(*v)))
+                words(ast, *entries)
+                    .chunks(3)
+                    .map(|w| match w {
+                        [k, v, o] => {
+                            format!("{}{}: {}", if *o == 1 { "?" } else { "" }, s(*k), s(*v))
+                        }
+                        _ => "?".into(),
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
             Some(Node::Call { func, args }) => format!(
                 "{}({})",
                 func.name(),
-                args.iter().map(|a| s(*a)).collect::<Vec<_>>().join(", ")
+                words(ast, *args)
+                    .iter()
+                    .map(|a| s(*a))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            Some(Node::Comprehension(c)) => format!(
-                "{:?}({}, {}{}, {}{})",
-                c.kind,
-                s(c.range),
-                c.var,
-                c.var2
-                    .as_ref()
-                    .map(|v| format!(", {v}"))
-                    .unwrap_or_default(),
-                c.filter.map(|f| format!("{} ? ", s(f))).unwrap_or_default(),
-                s(c.body)
-            ),
-            None => "?".into(),
+            Some(Node::Comprehension(at)) => {
+                let Some(c) = ast.comprehension(*at) else {
+                    return "?".into();
+                };
+                format!(
+                    "{:?}({}, {}{}, {}{})",
+                    c.kind,
+                    s(c.range),
+                    ast.str(c.var),
+                    c.var2
+                        .map(|v| format!(", {}", ast.str(v)))
+                        .unwrap_or_default(),
+                    c.filter.map(|f| format!("{} ? ", s(f))).unwrap_or_default(),
+                    s(c.body)
+                )
+            }
+            Some(Node::Aux(_)) | None => "?".into(),
         }
+    }
+
+    fn words(ast: &Ast, words: Words) -> Vec<u32> {
+        (0..words.len as usize)
+            .map(|i| ast.word(words, i).unwrap_or(u32::MAX))
+            .collect()
     }
 
     fn parsed(src: &str) -> String {
@@ -1013,6 +1316,86 @@ mod tests {
                 "ERROR: <input>:1:13: Syntax error: mismatched input '(' expecting a field or function name after `.`\n | object.spec.(\n | ............^"
             )
         );
+    }
+
+    #[test]
+    fn member_access_reads_the_same_however_spaced() {
+        let cases = [
+            ("optional_select", "a.?b.c", "a.?b.c"),
+            ("spaces_around_dot", "a . b .? c", "a.b.?c"),
+            ("space_inside_optional", "a . ? b", "a.?b"),
+            ("newline_after_question", "a.?\n b", "a.?b"),
+            ("comment_after_dot", "a.// c\nb", "a.b"),
+            ("names_like_prefixes", "a.rb.br.r.b.Rb", "a.rb.br.r.b.Rb"),
+            (
+                "keywords_inside_names",
+                "a.inx.true_.nullable",
+                "a.inx.true_.nullable",
+            ),
+            ("index_then_dot", "a[0].b", "a[0].b"),
+            (
+                "call_after_names",
+                "a.b.size() + x.indexOf(1)",
+                "(size(a.b) _+_ indexOf(x, 1))",
+            ),
+            ("variables_in_parens", "(variables).x", "var:x"),
+            ("variables_optional", "variables.?x", "variables.?x"),
+            (
+                "qualified_type_spaced",
+                "google . protobuf . Duration",
+                "type:google.protobuf.Duration",
+            ),
+        ];
+        for (name, src, want) in cases {
+            assert_eq!(parsed(src), want, "{name}");
+        }
+        let errors = [
+            ("keyword_after_dot", "a.in", "at line 1, column 3: expected a field or function name after `.`, found `in`"),
+            ("literal_after_question", "a.?true", "at line 1, column 4: expected a field or function name after `.`, found `true`"),
+            ("string_after_dot", "a.r'x'", "at line 1, column 3: expected a field or function name after `.`, found a string"),
+            ("bytes_after_dot", "a.b'x'", "at line 1, column 3: expected a field or function name after `.`, found bytes"),
+            ("string_after_question", "a.?\"s\"", "at line 1, column 4: expected a field or function name after `.`, found a string"),
+            ("number_after_dot", "a.5", "at line 1, column 2: expected an operator or the end of the expression, found `0.5`"),
+            ("nothing_after_question", "a.?", "at line 1, column 4: expected a field or function name after `.`, found the end of the expression"),
+            ("optional_call", "a.?b(1)", "at line 1, column 5: expected an operator or the end of the expression, found `(`"),
+        ];
+        for (name, src, want) in errors {
+            assert_eq!(parsed(src), format!("error: {want}"), "{name}");
+        }
+    }
+
+    #[test]
+    fn long_argument_lists_and_chains() {
+        // More words than the scratch stack keeps in place.
+        let items: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+        let list = format!("[{}]", items.join(", "));
+        assert_eq!(parsed(&list), list);
+        let entries: Vec<String> = (0..20).map(|i| format!("{i}: x{i}")).collect();
+        let map = format!("{{{}}}", entries.join(", "));
+        assert_eq!(parsed(&map), map);
+        let nested = format!("[{}, [{}]]", items.join(", "), items.join(", "));
+        assert_eq!(parsed(&nested), nested);
+        let terms: Vec<String> = (0..24).map(|i| format!("t{i}")).collect();
+        // Split in halves, the left one the smaller, as cel-go does.
+        let chain = parsed(&terms.join(" || "));
+        assert!(
+            chain.starts_with("((((t0 || (t1 || t2)) || (t3 || (t4 || t5)))"),
+            "{chain}"
+        );
+        assert_eq!(chain.matches("||").count(), 23);
+        assert_eq!(
+            parsed("'a'.substring(1, 2, 3, 4, 5)"),
+            "error: at line 1, column 5: function `substring` takes 1 or 2 arguments, not 5"
+        );
+        assert_eq!(
+            parsed("l.transformMap(k, v, k > 0, v)"),
+            "TransformMap(l, k, v, (k _>_ 0) ? v)"
+        );
+        assert_eq!(
+            parsed("l.all(v, v, true)"),
+            "error: at line 1, column 3: duplicate variable name: v"
+        );
+        assert_eq!(parsed("l.all(int, int)"), "All(l, int, type:int)");
     }
 
     #[test]

@@ -360,3 +360,51 @@ fn public_api_shapes() {
         "at line 1, column 13: expected a field or function name after `.`, found `(`"
     );
 }
+
+#[test]
+fn fields_of_small_middling_and_large_objects() {
+    // Objects are searched differently below 9 keys, up to 16 and beyond.
+    let fields = |n: usize| -> serde_json::Map<String, serde_json::Value> {
+        (0..n).map(|i| (format!("f{i:02}"), json!(i))).collect()
+    };
+    for n in [3, 12, 40] {
+        let obj = serde_json::Value::Object(fields(n));
+        let last = format!("f{:02}", n - 1);
+        let cases = [
+            (format!("object.f00 + object.{last}"), format!("{}", n - 1)),
+            (format!("has(object.{last})"), "true".to_string()),
+            ("has(object.missing)".to_string(), "false".to_string()),
+            (
+                "object.missing".to_string(),
+                "error: no such key: missing".to_string(),
+            ),
+            ("object.?missing.orValue(-1)".to_string(), "-1".to_string()),
+            (format!("object.?{last}.orValue(-1)"), format!("{}", n - 1)),
+            (format!("'{last}' in object"), "true".to_string()),
+            (format!("object['{last}']"), format!("{}", n - 1)),
+            (
+                "object.all(k, object[k] >= 0)".to_string(),
+                "true".to_string(),
+            ),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(eval_with(&expr, &obj), want, "{n} keys: {expr}");
+        }
+    }
+}
+
+#[test]
+fn long_literals_evaluate() {
+    let items: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+    let list = format!("[{}]", items.join(", "));
+    assert_eq!(eval_str(&format!("{list}.size()")), "40");
+    assert_eq!(eval_str(&format!("{list}[39] + {list}[0]")), "39");
+    let entries: Vec<String> = (0..20).map(|i| format!("'k{i}': {i}")).collect();
+    let map = format!("{{{}}}", entries.join(", "));
+    assert_eq!(eval_str(&format!("{map}.k19 + size({map})")), "39");
+    assert_eq!(eval_str("[1, ?optional.none(), ?optional.of(2)]"), "[1, 2]");
+    assert_eq!(
+        eval_str("{'a': 1, ?'b': optional.none(), ?'c': optional.of(3)}.c"),
+        "3"
+    );
+}

@@ -159,7 +159,8 @@ pub enum Key<'a> {
 pub(crate) enum KeyRef<'k> {
     Bool(bool),
     Num(i128),
-    Str(&'k str),
+    /// A string's bytes (which order strings as their text does).
+    Str(&'k [u8]),
 }
 
 impl<'a> Key<'a> {
@@ -168,7 +169,7 @@ impl<'a> Key<'a> {
             Key::Bool(b) => KeyRef::Bool(*b),
             Key::Int(i) => KeyRef::Num(i128::from(*i)),
             Key::Uint(u) => KeyRef::Num(i128::from(*u)),
-            Key::String(s) => KeyRef::Str(s),
+            Key::String(s) => KeyRef::Str(s.as_bytes()),
         }
     }
 
@@ -200,7 +201,7 @@ pub(crate) fn key_ref<'k>(v: &'k Value<'_>) -> Option<KeyRef<'k>> {
         Value::Int(i) => KeyRef::Num(i128::from(*i)),
         Value::Uint(u) => KeyRef::Num(i128::from(*u)),
         Value::Double(d) => KeyRef::Num(double_to_exact_int(*d)?),
-        Value::String(s) => KeyRef::Str(s),
+        Value::String(s) => KeyRef::Str(s.as_bytes()),
         _ => return None,
     })
 }
@@ -270,7 +271,8 @@ impl<'a> Map<'a> {
         self.find(key_ref(key)?)
     }
 
-    pub(crate) fn get_str(&self, key: &str) -> Option<&Value<'a>> {
+    /// The value at the string key `key`, given as bytes.
+    pub(crate) fn get_name(&self, key: &[u8]) -> Option<&Value<'a>> {
         self.find(KeyRef::Str(key))
     }
 
@@ -459,10 +461,31 @@ fn json_get<'a>(
     key: &str,
 ) -> Option<&'a serde_json::Value> {
     if m.len() <= 8 {
-        m.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+        json_scan(m, key.as_bytes())
     } else {
         m.get(key)
     }
+}
+
+/// `json_get` for a name of the program, given as bytes: these are scanned
+/// up to 16 entries, since turning them into text, as a larger map needs,
+/// costs about as much.
+fn json_get_name<'a>(
+    m: &'a serde_json::Map<String, serde_json::Value>,
+    key: &[u8],
+) -> Option<&'a serde_json::Value> {
+    if m.len() <= 16 {
+        json_scan(m, key)
+    } else {
+        m.get(std::str::from_utf8(key).ok()?)
+    }
+}
+
+fn json_scan<'a>(
+    m: &'a serde_json::Map<String, serde_json::Value>,
+    key: &[u8],
+) -> Option<&'a serde_json::Value> {
+    m.iter().find(|(k, _)| k.as_bytes() == key).map(|(_, v)| v)
 }
 
 /// A list, owned or a borrowed JSON array.
@@ -535,10 +558,11 @@ impl<'v, 'a> MapRef<'v, 'a> {
         }
     }
 
-    pub(crate) fn get_str(&self, key: &str) -> Option<Value<'a>> {
+    /// The value at the string key `key`, given as bytes.
+    pub(crate) fn get_name(&self, key: &[u8]) -> Option<Value<'a>> {
         match self {
-            MapRef::Owned(m) => m.get_str(key).cloned(),
-            MapRef::Json(m) => json_get(m, key).map(Value::from_json),
+            MapRef::Owned(m) => m.get_name(key).cloned(),
+            MapRef::Json(m) => json_get_name(m, key).map(Value::from_json),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::context_entries::load_context;
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
-use crate::matching::{rule_applies, uses_namespace_selector, Target};
+use crate::matching::{rule_applies, selects_by_namespace_labels, Target};
 use crate::pattern::Pattern;
 use crate::pattern_body::PatternBody;
 use crate::policy;
@@ -41,7 +41,7 @@ pub fn evaluate(
     let mut labels_error: Option<String> = None;
     let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
-        let target = Target::new(&view);
+        let mut target = Target::new(&view);
         generated_json = autogen::generate(
             raw_rules,
             spec.autogen_controllers.as_deref(),
@@ -55,10 +55,8 @@ pub fn evaluate(
                 settings::parse_rule(&g.rule, &source.path, &mut ignored)
             })
             .collect();
-        let mut target = target;
         let needs_labels = |rule: &&Rule| {
-            uses_namespace_selector(&rule.match_resources)
-                || rule.exclude.as_ref().is_some_and(uses_namespace_selector)
+            selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref())
         };
         if spec
             .rules
@@ -101,8 +99,8 @@ pub fn evaluate(
         let Some(rule) = rules.get(index) else {
             continue;
         };
-        let selects_by_labels = uses_namespace_selector(&rule.match_resources)
-            || rule.exclude.as_ref().is_some_and(uses_namespace_selector);
+        let selects_by_labels =
+            selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref());
         let result = match &labels_error {
             Some(e) if selects_by_labels => Some((
                 RuleStatus::Error,

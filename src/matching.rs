@@ -224,8 +224,15 @@ fn description_selects(d: &ResourceDescription, target: &Target<'_>) -> bool {
     true
 }
 
-/// Whether a `match` or `exclude` block selects by the namespace's labels.
-pub fn uses_namespace_selector(block: &MatchResources) -> bool {
+/// Whether the rule's `match` or `exclude` selects by the namespace's labels.
+pub fn selects_by_namespace_labels(
+    match_resources: &MatchResources,
+    exclude: Option<&MatchResources>,
+) -> bool {
+    uses_namespace_selector(match_resources) || exclude.is_some_and(uses_namespace_selector)
+}
+
+fn uses_namespace_selector(block: &MatchResources) -> bool {
     block
         .any
         .iter()

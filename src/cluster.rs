@@ -19,6 +19,15 @@ pub enum Lookup {
         namespace: Option<String>,
         name: String,
     },
+    /// `list_resources_by_namespace` (with a namespace) or
+    /// `list_resources_all`: a List of objects of one kind.
+    List {
+        api_version: String,
+        kind: String,
+        namespace: Option<String>,
+        label_selector: Option<String>,
+        field_selector: Option<String>,
+    },
 }
 
 impl Lookup {
@@ -40,6 +49,27 @@ impl Lookup {
                     "disable_cache": false,
                 }),
             ),
+            Lookup::List {
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                field_selector,
+            } => {
+                let payload = json!({
+                    "api_version": api_version,
+                    "kind": kind,
+                    "label_selector": label_selector,
+                    "field_selector": field_selector,
+                });
+                match (namespace, payload) {
+                    (Some(namespace), Value::Object(mut map)) => {
+                        map.insert("namespace".into(), Value::String(namespace.clone()));
+                        ("list_resources_by_namespace", Value::Object(map))
+                    }
+                    (_, payload) => ("list_resources_all", payload),
+                }
+            }
         }
     }
 
@@ -58,6 +88,33 @@ impl Lookup {
                 namespace: None,
                 name,
             } => format!("{api_version} {kind} {name}"),
+            Lookup::List {
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                field_selector,
+            } => {
+                let mut text = format!("the {api_version} {kind} list");
+                if let Some(namespace) = namespace {
+                    text.push_str(&format!(" in {namespace}"));
+                }
+                for selector in [label_selector, field_selector].into_iter().flatten() {
+                    text.push_str(&format!(" selected by `{selector}`"));
+                }
+                text
+            }
+        }
+    }
+
+    /// Every object of a kind, in every namespace.
+    pub fn list_all(api_version: &str, kind: &str) -> Self {
+        Lookup::List {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: None,
+            label_selector: None,
+            field_selector: None,
         }
     }
 }
@@ -167,6 +224,33 @@ mod tests {
         assert_eq!(
             NoCluster.fetch(&lookup),
             Err("cannot read v1 ConfigMap default/settings: no cluster access".into())
+        );
+        let namespaced = Lookup::List {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            namespace: Some("team-a".into()),
+            label_selector: Some("app=web".into()),
+            field_selector: None,
+        };
+        assert_eq!(
+            namespaced.operation(),
+            (
+                "list_resources_by_namespace",
+                json!({"api_version": "v1", "kind": "Pod", "namespace": "team-a",
+                    "label_selector": "app=web", "field_selector": null})
+            )
+        );
+        assert_eq!(
+            namespaced.describe(),
+            "the v1 Pod list in team-a selected by `app=web`"
+        );
+        assert_eq!(
+            Lookup::list_all("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").operation(),
+            (
+                "list_resources_all",
+                json!({"api_version": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "label_selector": null, "field_selector": null})
+            )
         );
     }
 }

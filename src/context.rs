@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::images;
 use crate::jmespath::{CompileError, Query, SearchError};
 use crate::request::AdmissionRequest;
+use crate::roles::Roles;
 
 static NULL: Value = Value::Null;
 
@@ -132,6 +133,23 @@ impl Context {
         match &mut self.root {
             Value::Object(map) => map.insert(name.to_string(), value),
             _ => None,
+        }
+    }
+
+    /// Adds the requester's roles as Kyverno does (`request.roles`,
+    /// `request.clusterRoles`, each left out when empty).
+    pub fn add_roles(&mut self, roles: &Roles) {
+        let Some(Value::Object(request)) = self.root.get_mut("request") else {
+            return;
+        };
+        for (key, list) in [
+            ("roles", &roles.roles),
+            ("clusterRoles", &roles.cluster_roles),
+        ] {
+            if !list.is_empty() {
+                let list = list.iter().cloned().map(Value::String).collect();
+                request.insert(key.to_string(), Value::Array(list));
+            }
         }
     }
 

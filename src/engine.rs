@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::context_entries::load_context;
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
-use crate::matching::{rule_applies, selects_by_namespace_labels, Target};
+use crate::matching::{rule_applies, selects_by_namespace_labels, selects_by_roles, Target};
 use crate::pattern::Pattern;
 use crate::pattern_body::PatternBody;
 use crate::policy;
@@ -19,6 +19,7 @@ use crate::request::AdmissionRequest;
 use crate::results::{
     any_pattern_result, deny_result, pattern_result, pod_security_result, preconditions_result,
 };
+use crate::roles::{self, Roles};
 use crate::rule::{Body, CompiledRule};
 use crate::settings::{self, ApplyRules, FailureAction, FailureActionOverride, PolicySpec, Rule};
 use crate::verdict::{RuleOutcome, RuleStatus};
@@ -38,7 +39,8 @@ pub fn evaluate(
     // Autogen's rules are JSON of their own, which the parsed rules borrow.
     let generated_json: Vec<autogen::GeneratedRule>;
     let generated: Vec<Rule>;
-    let mut labels_error: Option<String> = None;
+    let mut missing = MissingData::default();
+    let mut roles: Option<Roles> = None;
     let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
         let mut target = Target::new(&view);
@@ -55,14 +57,8 @@ pub fn evaluate(
                 settings::parse_rule(&g.rule, &source.path, &mut ignored)
             })
             .collect();
-        let needs_labels = |rule: &&Rule| {
-            selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref())
-        };
-        if spec
-            .rules
-            .iter()
-            .chain(&generated)
-            .any(|r| needs_labels(&r))
+        let all = || spec.rules.iter().chain(&generated);
+        if all().any(needs_labels)
             && target.object_kind != "Namespace"
             && !target.namespace.is_empty()
         {
@@ -76,17 +72,38 @@ pub fn evaluate(
                             .unwrap_or_default(),
                     )
                 }
-                Err(e) => labels_error = Some(e),
+                Err(e) => missing.labels = Some(e),
             }
         }
-        spec.rules
-            .iter()
-            .chain(&generated)
+        let raw = |i: usize| {
+            raw_rules.get(i).or_else(|| {
+                generated_json
+                    .get(i.checked_sub(raw_rules.len())?)
+                    .map(|g| &g.rule)
+            })
+        };
+        if all()
             .enumerate()
-            .filter(|(_, rule)| {
-                // Without the labels, a rule that selects by them cannot be
+            .any(|(i, rule)| needs_roles(rule) || raw(i).is_some_and(reads_roles))
+        {
+            let user = roles::User {
+                username: target.username,
+                groups: target.groups.clone(),
+            };
+            match roles::resolve(&user, cluster) {
+                Ok(found) => {
+                    target.roles = Some(found.clone());
+                    roles = Some(found);
+                }
+                Err(e) => missing.roles = Some(e),
+            }
+        }
+        all()
+            .enumerate()
+            .filter(|(i, rule)| {
+                // Without the data, a rule that selects by it cannot be
                 // matched: it errors below rather than silently not apply.
-                (labels_error.is_some() && needs_labels(rule))
+                missing.error(rule, raw(*i)).is_some()
                     || rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
             })
             .map(|(i, rule)| (i, failure_action(spec, rule, target.namespace)))
@@ -94,22 +111,22 @@ pub fn evaluate(
     };
     let rules: Vec<&Rule> = spec.rules.iter().chain(&generated).collect();
     let mut ctx = Context::new(request);
+    if let Some(roles) = &roles {
+        ctx.add_roles(roles);
+    }
     let mut outcomes = Vec::new();
     for (index, action) in selected {
         let Some(rule) = rules.get(index) else {
             continue;
         };
-        let selects_by_labels =
-            selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref());
-        let result = match &labels_error {
-            Some(e) if selects_by_labels => Some((
-                RuleStatus::Error,
-                format!(
-                    "rule {} selects by namespace labels, which could not be read: {e} (the policy needs `v1` `Namespace` in its contextAwareResources)",
-                    rule.name
-                ),
-            )),
-            _ => run_rule(rule, &mut ctx, cluster, action == FailureAction::Enforce),
+        let raw = raw_rules.get(index).or_else(|| {
+            generated_json
+                .get(index.checked_sub(raw_rules.len())?)
+                .map(|g| &g.rule)
+        });
+        let result = match missing.error(rule, raw) {
+            Some(e) => Some((RuleStatus::Error, e)),
+            None => run_rule(rule, &mut ctx, cluster, action == FailureAction::Enforce),
         };
         let Some((status, message)) = result else {
             continue;
@@ -127,6 +144,54 @@ pub fn evaluate(
         }
     }
     outcomes
+}
+
+fn needs_labels(rule: &Rule) -> bool {
+    selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref())
+}
+
+fn needs_roles(rule: &Rule) -> bool {
+    selects_by_roles(&rule.match_resources, rule.exclude.as_ref())
+}
+
+/// Whether a rule's text reads `request.roles` or `request.clusterRoles`,
+/// which Kyverno adds to the context from the cluster's bindings.
+fn reads_roles(rule: &Value) -> bool {
+    match rule {
+        Value::String(s) => s.contains("request.roles") || s.contains("request.clusterRoles"),
+        Value::Array(items) => items.iter().any(reads_roles),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k != "match" && k != "exclude" && reads_roles(v)),
+        _ => false,
+    }
+}
+
+/// Cluster data that rules select by and that could not be read.
+#[derive(Default)]
+struct MissingData {
+    labels: Option<String>,
+    roles: Option<String>,
+}
+
+impl MissingData {
+    /// Why `rule` cannot be evaluated, when it needs what is missing.
+    fn error(&self, rule: &Rule, raw: Option<&Value>) -> Option<String> {
+        if let Some(e) = self.labels.as_ref().filter(|_| needs_labels(rule)) {
+            return Some(format!(
+                "rule {} selects by namespace labels, which could not be read: {e} (the policy needs `v1` `Namespace` in its contextAwareResources)",
+                rule.name
+            ));
+        }
+        let e = self.roles.as_ref()?;
+        if needs_roles(rule) || raw.is_some_and(reads_roles) {
+            return Some(format!(
+                "rule {} needs the requester's roles, which could not be read: {e} (the policy needs `rbac.authorization.k8s.io/v1` `RoleBinding` and `ClusterRoleBinding` in its contextAwareResources)",
+                rule.name
+            ));
+        }
+        None
+    }
 }
 
 type Result2 = Option<(RuleStatus, String)>;

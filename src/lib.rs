@@ -35,6 +35,7 @@ pub mod pss;
 pub mod references;
 pub mod request;
 pub mod results;
+pub mod roles;
 pub mod rule;
 pub mod settings;
 pub mod variables;

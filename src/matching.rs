@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::request::{metadata_map, metadata_str, AdmissionRequest, Gvk};
+use crate::roles::Roles;
 use crate::settings::{
     LabelSelector, MatchResources, ResourceDescription, ResourceFilter, Subject,
 };
@@ -27,6 +28,8 @@ pub struct Target<'a> {
     /// The labels of the request's Namespace, read from the cluster when a
     /// rule has a `namespaceSelector` (empty for cluster-scoped objects).
     pub namespace_labels: Option<serde_json::Map<String, Value>>,
+    /// The requester's roles, read from the cluster when a rule selects by them.
+    pub roles: Option<Roles>,
 }
 
 impl<'a> Target<'a> {
@@ -67,6 +70,7 @@ impl<'a> Target<'a> {
             username: request.username(),
             groups: request.groups().collect(),
             namespace_labels: None,
+            roles: None,
         }
     }
 }
@@ -174,7 +178,16 @@ fn filter_selects(filter: &ResourceFilter, target: &Target<'_>) -> bool {
             return false;
         }
     }
-    filter.subjects.is_empty() || subjects_match(&filter.subjects, target)
+    let held = |wanted: &[String], held: fn(&Roles) -> &[String]| {
+        wanted.is_empty()
+            || target
+                .roles
+                .as_ref()
+                .is_some_and(|r| held(r).iter().any(|role| wanted.contains(role)))
+    };
+    held(&filter.roles, |r| &r.roles)
+        && held(&filter.cluster_roles, |r| &r.cluster_roles)
+        && (filter.subjects.is_empty() || subjects_match(&filter.subjects, target))
 }
 
 fn description_selects(d: &ResourceDescription, target: &Target<'_>) -> bool {
@@ -230,6 +243,22 @@ pub fn selects_by_namespace_labels(
     exclude: Option<&MatchResources>,
 ) -> bool {
     uses_namespace_selector(match_resources) || exclude.is_some_and(uses_namespace_selector)
+}
+
+/// Whether the rule's `match` or `exclude` selects by the requester's roles.
+pub fn selects_by_roles(
+    match_resources: &MatchResources,
+    exclude: Option<&MatchResources>,
+) -> bool {
+    let uses = |block: &MatchResources| {
+        block
+            .any
+            .iter()
+            .chain(&block.all)
+            .chain(&block.legacy)
+            .any(|f| !f.roles.is_empty() || !f.cluster_roles.is_empty())
+    };
+    uses(match_resources) || exclude.is_some_and(uses)
 }
 
 fn uses_namespace_selector(block: &MatchResources) -> bool {

@@ -7,7 +7,7 @@ use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
 use crate::results::RuleText;
 use crate::rule::{self, Body, CompiledRule};
-use crate::settings::{self, MatchResources, PolicySpec, Rule};
+use crate::settings::{self, PolicySpec, Rule};
 use crate::variables::Document;
 
 /// Parses and compiles the whole policy, reporting every problem with its
@@ -36,54 +36,15 @@ pub fn check_policy_level(spec: &PolicySpec, diags: &mut Diagnostics) {
     }
 }
 
-/// What `match`/`exclude` and the rule header use that the engine cannot
-/// evaluate yet. Cheap: run for every rule on every request, so that such a
-/// rule never silently matches or not.
+/// What the rule header uses that the engine cannot evaluate yet. Cheap:
+/// run for every rule on every request, so that such a rule never
+/// silently matches or not.
 pub fn check_selection(rule: &Rule, diags: &mut Diagnostics) {
-    let blocks = [
-        ("match", Some(&rule.match_resources)),
-        ("exclude", rule.exclude.as_ref()),
-    ];
-    for (name, block) in blocks {
-        if let Some(block) = block {
-            check_match_block(block, &key_path(&rule.path, name), diags);
-        }
-    }
     for (i, o) in rule.validate.failure_action_overrides.iter().enumerate() {
         if o.namespace_selector.is_some() {
             diags.push(
                 &format!("{}.validate.failureActionOverrides[{i}].namespaceSelector", rule.path),
                 "needs the namespace's labels, which the admission request does not carry: not supported yet",
-            );
-        }
-    }
-}
-
-fn check_match_block(block: &MatchResources, path: &str, diags: &mut Diagnostics) {
-    let filters = block
-        .any
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (format!("{path}.any[{i}]"), f))
-        .chain(
-            block
-                .all
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (format!("{path}.all[{i}]"), f)),
-        )
-        .chain(block.legacy.iter().map(|f| (path.to_string(), f)));
-    for (p, filter) in filters {
-        if !filter.roles.is_empty() {
-            diags.push(
-                &key_path(&p, "roles"),
-                "needs the requester's RoleBindings, which the admission request does not carry: not supported yet",
-            );
-        }
-        if !filter.cluster_roles.is_empty() {
-            diags.push(
-                &key_path(&p, "clusterRoles"),
-                "needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
             );
         }
     }
@@ -198,10 +159,8 @@ mod tests {
                 vec!["rules[0].validate.pattern.\"^(containers)\": existence anchor needs a list of patterns"]),
             ("bad_operator", json!({"rules": [pod_rule(json!({"pattern": {"spec": {"replicas": ">="}}}))]}),
                 vec!["rules[0].validate.pattern.spec.replicas: operator in `>=` has no value to compare with"]),
-            ("cluster_data_in_match", json!({"rules": [{"name": "r", "match": {"any": [{"clusterRoles": ["admin"], "resources": {"kinds": ["Pod"], "namespaceSelector": {}}}]}, "validate": {"pattern": {}}}]}),
-                vec![
-                    "rules[0].match.any[0].clusterRoles: needs the requester's ClusterRoleBindings, which the admission request does not carry: not supported yet",
-                ]),
+            ("cluster_data_in_match_is_valid", json!({"rules": [{"name": "r", "match": {"any": [{"clusterRoles": ["admin"], "resources": {"kinds": ["Pod"], "namespaceSelector": {}}}]}, "validate": {"pattern": {}}}]}),
+                vec![]),
             ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"manifests": {}}))]}),
                 vec!["rules[0].validate.manifests: `validate.manifests` is not supported yet"]),
             ("variables_in_pattern_are_valid", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.name }}"}}}))]}), vec![]),

@@ -1,46 +1,107 @@
 //! Cluster data through the `Cluster` lookups (Kubewarden's context-aware
 //! host capabilities in the module): `namespaceSelector` in match and
-//! exclude, and CEL's `namespaceObject`.
+//! exclude, CEL's `namespaceObject`, configMap entries, and the
+//! requester's roles.
 use std::cell::Cell;
 
 use kyverno_validate_policy::admission::validate_with;
 use kyverno_validate_policy::cluster::{Cluster, Lookup};
 use serde_json::{json, Value};
 
-/// Namespaces `prod` (env=prod) and `dev` (env=dev); counts the lookups.
+/// A cluster holding objects, answering as Kubewarden's host does (a
+/// missing object is an error; a list comes back in the List shape);
+/// counts the lookups. Namespaces `prod` and `dev` carry `env=<name>`.
 struct Namespaces {
     lookups: Cell<usize>,
     reachable: bool,
+    objects: Vec<Value>,
 }
 
 impl Namespaces {
     fn new(reachable: bool) -> Self {
+        let namespace = |name: &str| {
+            json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"env": name}}})
+        };
+        let config_map = |namespace: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "registries", "namespace": namespace},
+                "data": {"allowed": "ghcr.io"}})
+        };
         Self {
             lookups: Cell::new(0),
             reachable,
+            objects: vec![
+                namespace("prod"),
+                namespace("dev"),
+                config_map("default"),
+                config_map("prod"),
+            ],
         }
+    }
+
+    fn with(mut self, objects: Value) -> Self {
+        if let Value::Array(objects) = objects {
+            self.objects.extend(objects);
+        }
+        self
     }
 }
 
 impl Cluster for Namespaces {
     fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
         self.lookups.set(self.lookups.get() + 1);
-        let Lookup::Get { kind, name, .. } = lookup;
         if !self.reachable {
-            return Err(format!("cannot read v1 Namespace {name}: forbidden"));
+            return Err(format!("cannot read {}: forbidden", lookup.describe()));
         }
-        let Lookup::Get { namespace, .. } = lookup;
-        match (kind.as_str(), namespace.as_deref(), name.as_str()) {
-            ("Namespace", None, "prod" | "dev") => Ok(json!({
-                "apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": name, "labels": {"env": name}}
-            })),
-            ("ConfigMap", Some("default" | "prod"), "registries") => Ok(json!({
-                "apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": name, "namespace": namespace},
-                "data": {"allowed": "ghcr.io"}
-            })),
-            _ => Err(format!("{kind} {name} not found")),
+        let field =
+            |o: &Value, path: &str| o.pointer(path).and_then(Value::as_str).map(String::from);
+        let of = |o: &&Value, api_version: &str, kind: &str, namespace: &Option<String>| {
+            field(o, "/apiVersion").as_deref() == Some(api_version)
+                && field(o, "/kind").as_deref() == Some(kind)
+                && (namespace.is_none() || field(o, "/metadata/namespace") == *namespace)
+        };
+        match lookup {
+            Lookup::Get {
+                api_version,
+                kind,
+                namespace,
+                name,
+            } => self
+                .objects
+                .iter()
+                .find(|o| {
+                    of(o, api_version, kind, namespace)
+                        && field(o, "/metadata/name").as_deref() == Some(name)
+                })
+                .cloned()
+                .ok_or_else(|| format!("{kind} {name} not found")),
+            Lookup::List {
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                ..
+            } => {
+                let labelled = |o: &&Value| {
+                    label_selector
+                        .iter()
+                        .flat_map(|s| s.split(','))
+                        .all(|pair| {
+                            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                            o.pointer("/metadata/labels").and_then(|l| l.get(k)) == Some(&json!(v))
+                        })
+                };
+                let items: Vec<&Value> = self
+                    .objects
+                    .iter()
+                    .filter(|o| of(o, api_version, kind, namespace) && labelled(o))
+                    .collect();
+                Ok(
+                    json!({"apiVersion": api_version, "kind": format!("{kind}List"),
+                    "metadata": {"resourceVersion": "1"}, "items": items}),
+                )
+            }
         }
     }
 }
@@ -171,5 +232,110 @@ fn config_map_entries_read_data_and_metadata() {
     assert!(
         message.contains("failed to retrieve config map for context entry registries: ConfigMap registries not found"),
         "{message}"
+    );
+}
+
+fn role_bindings() -> Value {
+    json!([
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "admins"}, "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "Group", "name": "system:masters"}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "deployers", "namespace": "ci"}, "roleRef": {"kind": "Role", "name": "deployer"},
+            "subjects": [{"kind": "ServiceAccount", "name": "builder"}]}
+    ])
+}
+
+fn pod_by(username: &str, groups: Value) -> Value {
+    let mut request = pod_request("prod");
+    request["userInfo"] = json!({"username": username, "groups": groups});
+    request
+}
+
+#[test]
+fn roles_and_cluster_roles_select_the_requester() {
+    let settings = |block: &str, filter: Value| {
+        let mut rule = json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "no pods here", "deny": {}}});
+        rule[block] = json!({"any": [filter]});
+        json!({"validationFailureAction": "Enforce", "rules": [rule]})
+    };
+    let admin = pod_by(
+        "kubernetes-admin",
+        json!(["system:masters", "system:authenticated"]),
+    );
+    let builder = pod_by(
+        "system:serviceaccount:ci:builder",
+        json!(["system:serviceaccounts"]),
+    );
+    let cases = [
+        (
+            "exclude_cluster_admins_spares_an_admin",
+            settings("exclude", json!({"clusterRoles": ["cluster-admin"]})),
+            &admin,
+            true,
+        ),
+        (
+            "exclude_cluster_admins_keeps_others",
+            settings("exclude", json!({"clusterRoles": ["cluster-admin"]})),
+            &builder,
+            false,
+        ),
+        (
+            "match_a_namespaced_role",
+            settings("match", json!({"roles": ["ci:deployer"]})),
+            &builder,
+            false,
+        ),
+        (
+            "match_a_role_the_user_lacks",
+            settings("match", json!({"roles": ["ci:deployer"]})),
+            &admin,
+            true,
+        ),
+    ];
+    for (name, settings, request, want_accepted) in cases {
+        let cluster = Namespaces::new(true).with(role_bindings());
+        let (got, message) = accepted(&settings, request, &cluster);
+        assert_eq!(got, want_accepted, "{name}: {message}");
+        assert_eq!(cluster.lookups.get(), 2, "{name}: two lists per request");
+    }
+}
+
+#[test]
+fn request_roles_are_variables() {
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"message": "roles {{ request.roles }}, cluster roles {{ request.clusterRoles || `[]` }}",
+            "deny": {}}}]});
+    let cluster = Namespaces::new(true).with(role_bindings());
+    assert_eq!(
+        accepted(
+            &settings,
+            &pod_by("system:serviceaccount:ci:builder", json!([])),
+            &cluster
+        ),
+        (
+            false,
+            "r: roles [\"ci:deployer\"], cluster roles []".to_string()
+        )
+    );
+}
+
+#[test]
+fn unreadable_bindings_fail_closed_with_the_reason() {
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "exclude": {"any": [{"clusterRoles": ["cluster-admin"]}]},
+        "validate": {"deny": {}}}]});
+    let (got, message) = accepted(
+        &settings,
+        &pod_by("alice", json!([])),
+        &Namespaces::new(false),
+    );
+    assert!(!got);
+    assert_eq!(
+        message,
+        "r: rule r needs the requester's roles, which could not be read: failed to list rolebindings: cannot read the rbac.authorization.k8s.io/v1 RoleBinding list: forbidden (the policy needs `rbac.authorization.k8s.io/v1` `RoleBinding` and `ClusterRoleBinding` in its contextAwareResources)"
     );
 }

@@ -1,0 +1,228 @@
+//! The requester's Roles and ClusterRoles, as Kyverno's `GetRoleRef`
+//! derives them: every RoleBinding and ClusterRoleBinding whose subjects
+//! name the user, one of the user's groups, or the user's service account.
+//! They feed `roles` / `clusterRoles` in match and exclude, and the
+//! `request.roles` / `request.clusterRoles` variables.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::cluster::{Cached, Lookup};
+
+const RBAC: &str = "rbac.authorization.k8s.io/v1";
+
+/// Roles as `namespace:name`, ClusterRoles by name; sorted, no duplicates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Roles {
+    pub roles: Vec<String>,
+    pub cluster_roles: Vec<String>,
+}
+
+/// Who made the request, as `request.userInfo` says.
+pub struct User<'a> {
+    pub username: &'a str,
+    pub groups: Vec<&'a str>,
+}
+
+/// Reads the bindings through the cluster and keeps those naming `user`.
+/// A binding list that cannot be read is an error, as in Kyverno.
+pub fn resolve(user: &User<'_>, cluster: &Cached<'_>) -> Result<Roles, String> {
+    let role_bindings = cluster
+        .fetch(&Lookup::list_all(RBAC, "RoleBinding"))
+        .map_err(|e| format!("failed to list rolebindings: {e}"))?;
+    let cluster_role_bindings = cluster
+        .fetch(&Lookup::list_all(RBAC, "ClusterRoleBinding"))
+        .map_err(|e| format!("failed to list clusterrolebindings: {e}"))?;
+    Ok(from_bindings(
+        user,
+        items(&role_bindings),
+        items(&cluster_role_bindings),
+    ))
+}
+
+fn items(list: &Value) -> &[Value] {
+    list.get("items")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The roles `user` holds through these bindings.
+pub fn from_bindings(
+    user: &User<'_>,
+    role_bindings: &[Value],
+    cluster_role_bindings: &[Value],
+) -> Roles {
+    let mut roles = BTreeSet::new();
+    let mut cluster_roles = BTreeSet::new();
+    for binding in role_bindings {
+        let namespace = binding
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !names_user(binding, user, namespace) {
+            continue;
+        }
+        match role_ref(binding) {
+            ("Role", name) => {
+                roles.insert(format!("{namespace}:{name}"));
+            }
+            ("ClusterRole", name) => {
+                cluster_roles.insert(name.to_string());
+            }
+            _ => {}
+        }
+    }
+    for binding in cluster_role_bindings {
+        if names_user(binding, user, "") {
+            if let ("ClusterRole", name) = role_ref(binding) {
+                cluster_roles.insert(name.to_string());
+            }
+        }
+    }
+    Roles {
+        roles: roles.into_iter().collect(),
+        cluster_roles: cluster_roles.into_iter().collect(),
+    }
+}
+
+fn role_ref(binding: &Value) -> (&str, &str) {
+    let field = |key: &str| {
+        binding
+            .get("roleRef")
+            .and_then(|r| r.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    (field("kind"), field("name"))
+}
+
+/// Kyverno's `matchBindingSubjects`: a service account subject without a
+/// namespace takes the binding's.
+fn names_user(binding: &Value, user: &User<'_>, binding_namespace: &str) -> bool {
+    let subjects = binding
+        .get("subjects")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    subjects.iter().any(|subject| {
+        let field = |key: &str| subject.get(key).and_then(Value::as_str).unwrap_or("");
+        let name = field("name");
+        match field("kind") {
+            "ServiceAccount" => {
+                let namespace = match field("namespace") {
+                    "" => binding_namespace,
+                    ns => ns,
+                };
+                !namespace.is_empty()
+                    && user
+                        .username
+                        .strip_prefix("system:serviceaccount:")
+                        .and_then(|rest| rest.strip_prefix(namespace))
+                        .and_then(|rest| rest.strip_prefix(':'))
+                        == Some(name)
+            }
+            "Group" => user.groups.contains(&name),
+            "User" => user.username == name,
+            _ => false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Cluster;
+    use serde_json::json;
+
+    fn binding(namespace: Option<&str>, role: (&str, &str), subjects: Value) -> Value {
+        let mut b = json!({"metadata": {"name": "b"}, "roleRef": {"kind": role.0, "name": role.1}, "subjects": subjects});
+        if let Some(ns) = namespace {
+            b["metadata"]["namespace"] = json!(ns);
+        }
+        b
+    }
+
+    #[test]
+    fn bindings_name_the_user_by_user_group_or_service_account() {
+        let user = User {
+            username: "system:serviceaccount:ci:deployer",
+            groups: vec!["system:serviceaccounts", "devs"],
+        };
+        let role_bindings = [
+            binding(
+                Some("ci"),
+                ("Role", "pusher"),
+                json!([{"kind": "ServiceAccount", "name": "deployer"}]),
+            ),
+            binding(
+                Some("prod"),
+                ("ClusterRole", "view"),
+                json!([{"kind": "Group", "name": "devs"}]),
+            ),
+            // Another namespace's service account of the same name.
+            binding(
+                Some("prod"),
+                ("Role", "admin"),
+                json!([{"kind": "ServiceAccount", "name": "deployer"}]),
+            ),
+            binding(
+                Some("prod"),
+                ("Role", "reader"),
+                json!([{"kind": "User", "name": "alice"}]),
+            ),
+        ];
+        let cluster_role_bindings = [
+            binding(
+                None,
+                ("ClusterRole", "edit"),
+                json!([{"kind": "ServiceAccount", "name": "deployer", "namespace": "ci"}]),
+            ),
+            binding(
+                None,
+                ("ClusterRole", "view"),
+                json!([{"kind": "Group", "name": "devs"}]),
+            ),
+            binding(
+                None,
+                ("ClusterRole", "cluster-admin"),
+                json!([{"kind": "Group", "name": "system:masters"}]),
+            ),
+            // A ClusterRoleBinding's service account needs its namespace.
+            binding(
+                None,
+                ("ClusterRole", "nodes"),
+                json!([{"kind": "ServiceAccount", "name": "deployer"}]),
+            ),
+        ];
+        assert_eq!(
+            from_bindings(&user, &role_bindings, &cluster_role_bindings),
+            Roles {
+                roles: vec!["ci:pusher".into()],
+                cluster_roles: vec!["edit".into(), "view".into()],
+            }
+        );
+    }
+
+    struct Bindings;
+
+    impl Cluster for Bindings {
+        fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+            match lookup {
+                Lookup::List { kind, .. } if kind == "RoleBinding" => Ok(json!({"items": []})),
+                _ => Err("forbidden".into()),
+            }
+        }
+    }
+
+    #[test]
+    fn an_unreadable_binding_list_is_an_error() {
+        let user = User {
+            username: "alice",
+            groups: vec![],
+        };
+        assert_eq!(
+            resolve(&user, &Cached::new(&Bindings)),
+            Err("failed to list clusterrolebindings: forbidden".into())
+        );
+    }
+}

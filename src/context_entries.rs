@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::api_call::{shape_of, ApiPath};
 use crate::cluster::{Cached, Lookup};
 use crate::context::Context;
 use crate::diagnostics::{index_path, key_path, Diagnostics};
@@ -39,6 +40,14 @@ enum Source {
     },
     /// Read from the cluster; name and namespace substituted first.
     ConfigMap { name: Template, namespace: Template },
+    /// A Kubernetes API GET; the path substituted first.
+    ApiCall {
+        url_path: String,
+        url: Template,
+        jmes_path: Option<JmesPath>,
+        /// Used as is when the call fails, as in Kyverno.
+        default: Option<Value>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +103,37 @@ pub fn compile_context(
                     },
                 });
             }
+            ContextSource::ApiCall {
+                url_path,
+                jmes_path,
+                default,
+            } => {
+                let ap = key_path(&p, "apiCall");
+                let url = Template::compile(url_path, "", delete);
+                for problem in url.problems() {
+                    diags.push(
+                        &key_path(&ap, "urlPath"),
+                        format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
+                    );
+                }
+                if !url_path.is_empty() {
+                    if let Err(e) = ApiPath::parse(&shape_of(url_path)) {
+                        diags.push(&key_path(&ap, "urlPath"), format!("`{url_path}`: {e}"));
+                    }
+                }
+                let jmes_path = jmes_path
+                    .as_ref()
+                    .map(|text| compile_jmes_path(text, &key_path(&ap, "jmesPath"), delete, diags));
+                out.push(CompiledEntry {
+                    name: entry.name.clone(),
+                    source: Source::ApiCall {
+                        url_path: url_path.clone(),
+                        url,
+                        jmes_path,
+                        default: default.clone(),
+                    },
+                });
+            }
             ContextSource::External { kind } => diags.push(
                 &key_path(&p, kind),
                 format!(
@@ -111,34 +151,9 @@ pub fn compile_context(
                     report_problems(&d, &key_path(&vp, field), diags);
                     d
                 };
-                let jmes_path = jmes_path.as_ref().map(|text| {
-                    if text.contains("{{") {
-                        let t = Template::compile(text, "", delete);
-                        for problem in t.problems() {
-                            diags.push(
-                                &key_path(&vp, "jmesPath"),
-                                format!(
-                                    "variable `{{{{{}}}}}`: {}",
-                                    problem.variable, problem.error
-                                ),
-                            );
-                        }
-                        JmesPath::Template(t)
-                    } else {
-                        let text = if delete {
-                            text.replace("request.object", "request.oldObject")
-                        } else {
-                            text.clone()
-                        };
-                        match Query::compile(&text) {
-                            Ok(q) => JmesPath::Compiled(q),
-                            Err(e) => {
-                                diags.push(&key_path(&vp, "jmesPath"), format!("`{text}`: {e}"));
-                                JmesPath::Template(Template::compile("", "", delete))
-                            }
-                        }
-                    }
-                });
+                let jmes_path = jmes_path
+                    .as_ref()
+                    .map(|text| compile_jmes_path(text, &key_path(&vp, "jmesPath"), delete, diags));
                 if value.is_none() && jmes_path.is_none() && default.is_none() {
                     diags.push(&vp, "needs `value`, `jmesPath` or `default`");
                 }
@@ -156,6 +171,55 @@ pub fn compile_context(
     out
 }
 
+fn compile_jmes_path(text: &str, path: &str, delete: bool, diags: &mut Diagnostics) -> JmesPath {
+    if text.contains("{{") {
+        let t = Template::compile(text, "", delete);
+        for problem in t.problems() {
+            diags.push(
+                path,
+                format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
+            );
+        }
+        JmesPath::Template(t)
+    } else {
+        let text = if delete {
+            text.replace("request.object", "request.oldObject")
+        } else {
+            text.to_string()
+        };
+        match Query::compile(&text) {
+            Ok(q) => JmesPath::Compiled(q),
+            Err(e) => {
+                diags.push(path, format!("`{text}`: {e}"));
+                JmesPath::Template(Template::compile("", "", delete))
+            }
+        }
+    }
+}
+
+impl JmesPath {
+    /// The query, its variables substituted when it has any.
+    fn resolve(&self, entry: &str, ctx: &Context) -> Result<Cow<'_, Query>, String> {
+        match self {
+            JmesPath::Compiled(q) => Ok(Cow::Borrowed(q)),
+            JmesPath::Template(t) => {
+                let text = match t.render(ctx) {
+                    Ok(Value::String(s)) => s,
+                    Ok(_) => return Err(format!("jmespath value must be a string {entry}")),
+                    Err(e) => {
+                        return Err(format!(
+                            "failed to substitute variables in context entry {entry}: {e}"
+                        ))
+                    }
+                };
+                Query::compile(&text)
+                    .map(Cow::Owned)
+                    .map_err(|e| format!("failed to compile JMESPath: {text}, error: {e}"))
+            }
+        }
+    }
+}
+
 impl CompiledEntry {
     fn evaluate(&self, ctx: &Context, cluster: &Cached<'_>) -> Result<Value, String> {
         match &self.source {
@@ -165,7 +229,62 @@ impl CompiledEntry {
                 default,
             } => self.variable(value.as_ref(), jmes_path.as_ref(), default.as_ref(), ctx),
             Source::ConfigMap { name, namespace } => self.config_map(name, namespace, ctx, cluster),
+            Source::ApiCall {
+                url_path,
+                url,
+                jmes_path,
+                default,
+            } => self.api_call(
+                url_path,
+                url,
+                jmes_path.as_ref(),
+                default.as_ref(),
+                ctx,
+                cluster,
+            ),
         }
+    }
+
+    /// Kyverno's apiCall loader: the object or List the path names,
+    /// queried with `jmesPath` (a `null` result is kept); `default`, not
+    /// queried, when the call fails.
+    fn api_call(
+        &self,
+        url_path: &str,
+        url: &Template,
+        jmes_path: Option<&JmesPath>,
+        default: Option<&Value>,
+        ctx: &Context,
+        cluster: &Cached<'_>,
+    ) -> Result<Value, String> {
+        let entry = &self.name;
+        let url = match url.render(ctx) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => crate::jmespath::go::sprint(&other),
+            Err(e) => {
+                return Err(format!(
+                    "failed to substitute variables in context entry {entry} {url_path}: {e}"
+                ))
+            }
+        };
+        let response = ApiPath::parse(&url)
+            .and_then(|path| path.fetch(cluster))
+            .map_err(|e| format!("failed to GET resource with raw url: {url}: {e}"));
+        let response = match (response, default) {
+            (Ok(response), _) => response,
+            (Err(_), Some(default)) => return Ok(default.clone()),
+            (Err(e), None) => return Err(format!("failed to fetch data for APICall: {e}")),
+        };
+        let Some(jmes_path) = jmes_path else {
+            return Ok(response);
+        };
+        let query = jmes_path.resolve(entry, ctx)?;
+        query.search(&response).map(Cow::into_owned).map_err(|e| {
+            format!(
+                "failed to apply JMESPath {} for context entry {entry}: {e}",
+                query.text()
+            )
+        })
     }
 
     /// Kyverno's ConfigMap loader: the object's `data` and `metadata`, from
@@ -220,21 +339,7 @@ impl CompiledEntry {
         let name = &self.name;
         let path = match jmes_path {
             None => None,
-            Some(JmesPath::Compiled(q)) => Some(Cow::Borrowed(q)),
-            Some(JmesPath::Template(t)) => {
-                let text = match t.render(ctx) {
-                    Ok(Value::String(s)) => s,
-                    Ok(_) => return Err(format!("jmespath value must be a string {name}")),
-                    Err(e) => {
-                        return Err(format!(
-                            "failed to substitute variables in context entry {name}: {e}"
-                        ))
-                    }
-                };
-                Some(Cow::Owned(Query::compile(&text).map_err(|e| {
-                    format!("failed to compile JMESPath: {text}, error: {e}")
-                })?))
-            }
+            Some(jmes_path) => Some(jmes_path.resolve(name, ctx)?),
         };
         let default = match default {
             Some(d) => Some(d.render(ctx).map_err(|e| {

@@ -15,6 +15,7 @@
 
 pub mod admission;
 pub mod anchor;
+pub mod api_call;
 pub mod autogen;
 pub mod cel;
 pub mod cluster;
@@ -34,6 +35,7 @@ pub mod policy;
 pub mod pss;
 pub mod references;
 pub mod request;
+pub mod resources;
 pub mod results;
 pub mod roles;
 pub mod rule;

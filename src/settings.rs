@@ -215,6 +215,13 @@ pub enum ContextSource {
     /// A ConfigMap read from the cluster; `name` and `namespace` may hold
     /// variables.
     ConfigMap { name: String, namespace: String },
+    /// A Kubernetes API GET (`urlPath`), its result queried with
+    /// `jmesPath`; `default` when the call fails.
+    ApiCall {
+        url_path: String,
+        jmes_path: Option<String>,
+        default: Option<Value>,
+    },
     /// Sources that need a cluster or a registry; kept whole for the message.
     External { kind: &'static str },
 }
@@ -979,6 +986,37 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                     ContextSource::ConfigMap {
                         name,
                         namespace: cm.string("namespace", diags).unwrap_or_default(),
+                    }
+                }
+                ["apiCall"] => {
+                    let ap = e.path("apiCall");
+                    let call = Fields::open(
+                        e.get("apiCall")?,
+                        &ap,
+                        &[&["urlPath", "method", "data", "service", "jmesPath", "default"]],
+                        diags,
+                    )?;
+                    if call.get("service").is_some() {
+                        diags.push(
+                            &key_path(&ap, "service"),
+                            "calls to services are arbitrary HTTP requests, which Kubewarden's host capabilities cannot make; read Kubernetes resources with `urlPath`",
+                        );
+                    }
+                    match call.string("method", diags).as_deref() {
+                        None | Some("GET") => {}
+                        Some(other) => diags.push(
+                            &key_path(&ap, "method"),
+                            format!("`{other}` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`)"),
+                        ),
+                    }
+                    let url_path = call.string("urlPath", diags).unwrap_or_default();
+                    if url_path.is_empty() && call.get("service").is_none() {
+                        diags.push(&ap, "needs `urlPath`");
+                    }
+                    ContextSource::ApiCall {
+                        url_path,
+                        jmes_path: call.string("jmesPath", diags),
+                        default: call.get("default").cloned(),
                     }
                 }
                 [kind] => ContextSource::External { kind },

@@ -339,3 +339,118 @@ fn unreadable_bindings_fail_closed_with_the_reason() {
         "r: rule r needs the requester's roles, which could not be read: failed to list rolebindings: cannot read the rbac.authorization.k8s.io/v1 RoleBinding list: forbidden (the policy needs `rbac.authorization.k8s.io/v1` `RoleBinding` and `ClusterRoleBinding` in its contextAwareResources)"
     );
 }
+
+fn services() -> Value {
+    json!([
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "prod", "labels": {"team": "a"}},
+            "spec": {"selector": {"app": "web"}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "headless", "namespace": "prod"}, "spec": {}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "api", "namespace": "dev"},
+            "spec": {"selector": {"app": "api"}}}
+    ])
+}
+
+fn api_call_rule(api_call: Value, deny_key: &str, value: Value) -> Value {
+    json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "context": [{"name": "found", "apiCall": api_call}],
+        "validate": {"message": "found {{ found }}",
+            "deny": {"conditions": {"any": [{"key": deny_key, "operator": "Equals", "value": value}]}}}}]})
+}
+
+#[test]
+fn api_calls_read_lists_and_objects() {
+    let cases = [
+        (
+            "namespaced_list_with_jmes_path",
+            json!({"urlPath": "/api/v1/namespaces/{{ request.namespace }}/services",
+                "jmesPath": "items[?spec.selector].metadata.name"}),
+            "r: found [\"web\"]",
+        ),
+        (
+            "label_selector_in_the_query",
+            json!({"urlPath": "/api/v1/namespaces/prod/services?labelSelector=team%3Da",
+                "jmesPath": "items | length(@)"}),
+            "r: found 1",
+        ),
+        (
+            "list_across_namespaces",
+            json!({"urlPath": "/api/v1/services", "jmesPath": "items[].metadata.name"}),
+            "r: found [\"web\",\"headless\",\"api\"]",
+        ),
+        (
+            "one_object",
+            json!({"urlPath": "/api/v1/namespaces/prod/services/web", "jmesPath": "spec.selector.app"}),
+            "r: found web",
+        ),
+        (
+            "the_list_shape_without_jmes_path",
+            json!({"urlPath": "/api/v1/namespaces/dev/services"}),
+            "r: found {\"apiVersion\":\"v1\",\"items\":[{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"api\",\"namespace\":\"dev\"},\"spec\":{\"selector\":{\"app\":\"api\"}}}],\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"1\"}}",
+        ),
+        (
+            "default_when_the_call_fails",
+            json!({"urlPath": "/api/v1/namespaces/prod/services/missing", "jmesPath": "spec", "default": "none"}),
+            "r: found none",
+        ),
+    ];
+    for (name, api_call, want) in cases {
+        let cluster = Namespaces::new(true).with(services());
+        let settings = api_call_rule(api_call, "{{ found }}", json!("never"));
+        // The deny never holds, so the rule passes; the message shows what
+        // the entry held through a second, failing rule.
+        let mut settings = settings;
+        settings["rules"][0]["validate"]["deny"]["conditions"]["any"][0]["operator"] =
+            json!("NotEquals");
+        assert_eq!(
+            accepted(&settings, &pod_request("prod"), &cluster),
+            (false, want.to_string()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_api_call_fails_the_rule_with_the_reason() {
+    let settings = api_call_rule(
+        json!({"urlPath": "/api/v1/namespaces/{{ request.namespace }}/secrets/db", "jmesPath": "metadata.labels"}),
+        "{{ found }}",
+        json!("x"),
+    );
+    let cluster = Namespaces::new(true).with(services());
+    let (got, message) = accepted(&settings, &pod_request("prod"), &cluster);
+    assert!(!got);
+    assert!(
+        message.contains("failed to fetch data for APICall: failed to GET resource with raw url: /api/v1/namespaces/prod/secrets/db: Secret db not found"),
+        "{message}"
+    );
+}
+
+#[test]
+fn api_calls_the_host_cannot_make_are_rejected_in_the_settings() {
+    let cases = [
+        (
+            "service_call",
+            json!({"service": {"url": "http://svc"}}),
+            "rules[0].context[0].apiCall.service: calls to services are arbitrary HTTP requests, which Kubewarden's host capabilities cannot make; read Kubernetes resources with `urlPath`",
+        ),
+        (
+            "post",
+            json!({"urlPath": "/apis/authorization.k8s.io/v1/subjectaccessreviews", "method": "POST"}),
+            "rules[0].context[0].apiCall.method: `POST` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`)",
+        ),
+        (
+            "subresource",
+            json!({"urlPath": "/api/v1/namespaces/{{request.namespace}}/pods/{{request.object.metadata.name}}/log"}),
+            "rules[0].context[0].apiCall.urlPath: `/api/v1/namespaces/{{request.namespace}}/pods/{{request.object.metadata.name}}/log`: subresource `log` cannot be read through Kubewarden's host capabilities",
+        ),
+    ];
+    for (name, api_call, want) in cases {
+        let settings = api_call_rule(api_call, "a", json!("b"));
+        let response =
+            kyverno_validate_policy::admission::validate_settings(settings.to_string().as_bytes());
+        let response = serde_json::to_value(response).expect("a response");
+        assert_eq!(response["valid"], json!(false), "{name}");
+        assert_eq!(response["message"], json!(want), "{name}");
+    }
+}

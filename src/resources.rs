@@ -1,0 +1,289 @@
+//! Kubernetes resource names: the plural in an API path or a request's
+//! `resource`, and the Kind that Kubewarden's host capabilities and
+//! Kyverno's `kinds` use. Built-in resources and common custom resources
+//! are known; other plurals are guessed, and callers say so.
+
+/// `(group, plural, kind)`; the core group is `""`.
+const KNOWN: &[(&str, &str, &str)] = &[
+    ("", "bindings", "Binding"),
+    ("", "componentstatuses", "ComponentStatus"),
+    ("", "configmaps", "ConfigMap"),
+    ("", "endpoints", "Endpoints"),
+    ("", "events", "Event"),
+    ("", "limitranges", "LimitRange"),
+    ("", "namespaces", "Namespace"),
+    ("", "nodes", "Node"),
+    ("", "persistentvolumeclaims", "PersistentVolumeClaim"),
+    ("", "persistentvolumes", "PersistentVolume"),
+    ("", "pods", "Pod"),
+    ("", "podtemplates", "PodTemplate"),
+    ("", "replicationcontrollers", "ReplicationController"),
+    ("", "resourcequotas", "ResourceQuota"),
+    ("", "secrets", "Secret"),
+    ("", "serviceaccounts", "ServiceAccount"),
+    ("", "services", "Service"),
+    (
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+    ),
+    ("apiregistration.k8s.io", "apiservices", "APIService"),
+    ("apps", "controllerrevisions", "ControllerRevision"),
+    ("apps", "daemonsets", "DaemonSet"),
+    ("apps", "deployments", "Deployment"),
+    ("apps", "replicasets", "ReplicaSet"),
+    ("apps", "statefulsets", "StatefulSet"),
+    (
+        "autoscaling",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+    ),
+    ("batch", "cronjobs", "CronJob"),
+    ("batch", "jobs", "Job"),
+    (
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+    ),
+    ("coordination.k8s.io", "leases", "Lease"),
+    ("discovery.k8s.io", "endpointslices", "EndpointSlice"),
+    ("events.k8s.io", "events", "Event"),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas", "FlowSchema"),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+    ),
+    ("networking.k8s.io", "ingressclasses", "IngressClass"),
+    ("networking.k8s.io", "ingresses", "Ingress"),
+    ("networking.k8s.io", "networkpolicies", "NetworkPolicy"),
+    ("node.k8s.io", "runtimeclasses", "RuntimeClass"),
+    ("policy", "poddisruptionbudgets", "PodDisruptionBudget"),
+    (
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+    ),
+    ("rbac.authorization.k8s.io", "clusterroles", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "roles", "Role"),
+    ("scheduling.k8s.io", "priorityclasses", "PriorityClass"),
+    ("storage.k8s.io", "csidrivers", "CSIDriver"),
+    ("storage.k8s.io", "csinodes", "CSINode"),
+    (
+        "storage.k8s.io",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+    ),
+    ("storage.k8s.io", "storageclasses", "StorageClass"),
+    ("storage.k8s.io", "volumeattachments", "VolumeAttachment"),
+];
+
+/// Custom resources whose Kind a plural alone cannot tell (several words,
+/// acronyms), keyed by plural whatever their group.
+const KNOWN_CUSTOM: &[(&str, &str)] = &[
+    ("authorizationpolicies", "AuthorizationPolicy"),
+    ("certificaterequests", "CertificateRequest"),
+    (
+        "ciliumclusterwidenetworkpolicies",
+        "CiliumClusterwideNetworkPolicy",
+    ),
+    ("ciliumnetworkpolicies", "CiliumNetworkPolicy"),
+    ("cleanuppolicies", "CleanupPolicy"),
+    ("clustercleanuppolicies", "ClusterCleanupPolicy"),
+    ("clusterissuers", "ClusterIssuer"),
+    ("clusterpolicies", "ClusterPolicy"),
+    ("clusterpolicyreports", "ClusterPolicyReport"),
+    ("destinationrules", "DestinationRule"),
+    ("envoyfilters", "EnvoyFilter"),
+    ("gatewayclasses", "GatewayClass"),
+    ("gitrepositories", "GitRepository"),
+    ("globalcontextentries", "GlobalContextEntry"),
+    ("grpcroutes", "GRPCRoute"),
+    ("helmreleases", "HelmRelease"),
+    ("helmrepositories", "HelmRepository"),
+    ("httproutes", "HTTPRoute"),
+    ("meshtlsauthentications", "MeshTLSAuthentication"),
+    ("networkauthentications", "NetworkAuthentication"),
+    ("peerauthentications", "PeerAuthentication"),
+    ("podmonitors", "PodMonitor"),
+    ("policyexceptions", "PolicyException"),
+    ("policyreports", "PolicyReport"),
+    ("prometheusrules", "PrometheusRule"),
+    ("referencegrants", "ReferenceGrant"),
+    ("requestauthentications", "RequestAuthentication"),
+    ("serverauthorizations", "ServerAuthorization"),
+    ("serviceentries", "ServiceEntry"),
+    ("servicemonitors", "ServiceMonitor"),
+    ("tcproutes", "TCPRoute"),
+    ("tlsroutes", "TLSRoute"),
+    ("udproutes", "UDPRoute"),
+    ("virtualservices", "VirtualService"),
+];
+
+/// The Kind of a resource, and whether it was guessed from the plural.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KindOf {
+    pub kind: String,
+    pub guessed: bool,
+}
+
+/// The Kind served as `plural` in `group`.
+pub fn kind_of(group: &str, plural: &str) -> KindOf {
+    let plural_lower = plural.to_ascii_lowercase();
+    let known = KNOWN
+        .iter()
+        .find(|(g, p, _)| *g == group && *p == plural_lower)
+        .map(|(_, _, k)| *k)
+        .or_else(|| {
+            (!group.is_empty() && !is_builtin_group(group))
+                .then(|| {
+                    KNOWN_CUSTOM
+                        .iter()
+                        .find(|(p, _)| *p == plural_lower)
+                        .map(|(_, k)| *k)
+                })
+                .flatten()
+        });
+    match known {
+        Some(kind) => KindOf {
+            kind: kind.to_string(),
+            guessed: false,
+        },
+        None => KindOf {
+            kind: guess_kind(plural),
+            guessed: true,
+        },
+    }
+}
+
+/// The plural a Kind is served as, for built-in kinds.
+pub fn plural_of(group: &str, kind: &str) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .find(|(g, _, k)| *g == group && *k == kind)
+        .map(|(_, p, _)| *p)
+}
+
+fn is_builtin_group(group: &str) -> bool {
+    KNOWN.iter().any(|(g, _, _)| *g == group)
+}
+
+/// English plural → singular, first letter upper case: `servers` →
+/// `Server`, `proxies` → `Proxy`, `Routes` → `Route`.
+fn guess_kind(plural: &str) -> String {
+    let singular = if let Some(stem) = plural.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if ["sses", "xes", "ches", "shes", "zes"]
+        .iter()
+        .any(|s| plural.ends_with(s))
+    {
+        plural
+            .get(..plural.len().saturating_sub(2))
+            .unwrap_or(plural)
+            .to_string()
+    } else if let Some(stem) = plural.strip_suffix('s') {
+        stem.to_string()
+    } else {
+        plural.to_string()
+    };
+    let mut chars = singular.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => singular,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_of_plurals() {
+        let cases = [
+            ("core_resource", "", "pods", "Pod", false),
+            (
+                "group_resource",
+                "networking.k8s.io",
+                "networkpolicies",
+                "NetworkPolicy",
+                false,
+            ),
+            (
+                "acronym_custom_resource",
+                "policy.linkerd.io",
+                "httproutes",
+                "HTTPRoute",
+                false,
+            ),
+            (
+                "multi_word_custom_resource",
+                "security.istio.io",
+                "authorizationpolicies",
+                "AuthorizationPolicy",
+                false,
+            ),
+            (
+                "guessed_custom_resource",
+                "policy.linkerd.io",
+                "servers",
+                "Server",
+                true,
+            ),
+            ("guessed_ies", "example.com", "proxies", "Proxy", true),
+            ("guessed_es", "example.com", "boxes", "Box", true),
+            (
+                "capitalised_plural",
+                "route.openshift.io",
+                "Routes",
+                "Route",
+                true,
+            ),
+            // A plural of a built-in group must be a built-in resource.
+            (
+                "unknown_builtin_plural",
+                "apps",
+                "httproutes",
+                "Httproute",
+                true,
+            ),
+        ];
+        for (name, group, plural, kind, guessed) in cases {
+            assert_eq!(
+                kind_of(group, plural),
+                KindOf {
+                    kind: kind.into(),
+                    guessed
+                },
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn plurals_of_builtin_kinds() {
+        assert_eq!(plural_of("apps", "Deployment"), Some("deployments"));
+        assert_eq!(plural_of("", "Endpoints"), Some("endpoints"));
+        assert_eq!(plural_of("example.com", "Widget"), None);
+    }
+}

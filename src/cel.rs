@@ -11,8 +11,11 @@
 use kube_cel::{Activation, Budget, Program};
 use serde_json::Value;
 
+use crate::cluster::{Cached, Lookup};
 use crate::diagnostics::{index_path, key_path, Diagnostics};
-use crate::settings::{Cel, NamedExpression};
+use crate::matching::selector_text;
+use crate::resources;
+use crate::settings::{Cel, NamedExpression, Params};
 use crate::verdict::RuleStatus;
 
 /// The `reason`s Kubernetes accepts. Kubewarden answers a rejection with
@@ -36,6 +39,7 @@ pub struct CompiledCel {
     variables: Vec<(String, Program)>,
     expressions: Vec<Expression>,
     reads_namespace: bool,
+    params: Option<Params>,
 }
 
 impl std::fmt::Debug for CompiledCel {
@@ -73,17 +77,6 @@ impl CompiledCel {
     /// Compiles `validate.cel` found at `path`; problems go to `diags`.
     pub fn compile(cel: &Cel, path: &str, diags: &mut Diagnostics) -> Option<Self> {
         let before = diags.errors().len();
-        for (field, present) in [
-            ("paramKind", cel.param_kind.is_some()),
-            ("paramRef", cel.param_ref.is_some()),
-        ] {
-            if present {
-                diags.push(
-                    &key_path(path, field),
-                    "parameter resources need cluster access: not supported yet",
-                );
-            }
-        }
         if cel.audit_annotations.is_some() {
             diags.push(
                 &key_path(path, "auditAnnotations"),
@@ -142,12 +135,46 @@ impl CompiledCel {
             variables,
             expressions,
             reads_namespace,
+            params: cel.params.clone(),
         })
     }
 
     /// Whether an expression reads `namespaceObject` (worth a cluster lookup).
     pub fn reads_namespace(&self) -> bool {
         self.reads_namespace
+    }
+
+    /// Evaluates the rule: once without parameter resources, or once per
+    /// parameter resource (`params`), as Kyverno does; the first
+    /// evaluation that does not pass decides.
+    pub fn evaluate_with_params(
+        &self,
+        inputs: &Inputs<'_>,
+        cluster: &Cached<'_>,
+    ) -> (RuleStatus, String) {
+        let Some(params) = &self.params else {
+            return self.evaluate(inputs);
+        };
+        let found = match fetch_params(params, inputs.namespace, cluster) {
+            Ok(found) => found,
+            Err(e) => {
+                return (
+                    RuleStatus::Error,
+                    format!("error in parameterized resource: {e}"),
+                )
+            }
+        };
+        for param in &found {
+            let inputs = Inputs {
+                params: Some(param),
+                ..*inputs
+            };
+            let result = self.evaluate(&inputs);
+            if result.0 != RuleStatus::Pass {
+                return result;
+            }
+        }
+        (RuleStatus::Pass, String::new())
     }
 
     /// Evaluates every expression; the first that is not `true` fails the
@@ -197,6 +224,7 @@ impl CompiledCel {
 }
 
 /// What CEL expressions read.
+#[derive(Clone, Copy)]
 pub struct Inputs<'a> {
     pub object: &'a Value,
     pub old_object: &'a Value,
@@ -205,6 +233,8 @@ pub struct Inputs<'a> {
     pub namespace: &'a str,
     /// The Namespace object, when the cluster gave it.
     pub namespace_object: Option<&'a Value>,
+    /// The parameter resource of this evaluation (`params`).
+    pub params: Option<&'a Value>,
 }
 
 impl<'i> Inputs<'i> {
@@ -228,8 +258,64 @@ impl<'i> Inputs<'i> {
         activation.bind_json("oldObject", self.old_object);
         activation.bind_json("request", self.request);
         activation.bind_json("namespaceObject", namespace);
-        activation.bind_json("params", &Value::Null);
+        activation.bind_json("params", self.params.unwrap_or(&Value::Null));
     }
+}
+
+/// The parameter resources `params` names, read as Kyverno reads them:
+/// by name or by label selector, in `namespace` (else the request's) for
+/// namespaced kinds; none found is an error with `parameterNotFoundAction:
+/// Deny`.
+fn fetch_params(
+    params: &Params,
+    request_namespace: &str,
+    cluster: &Cached<'_>,
+) -> Result<Vec<Value>, String> {
+    let group = params
+        .api_version
+        .rsplit_once('/')
+        .map_or("", |(group, _)| group);
+    // Kinds this module does not know are namespaced when a namespace is given.
+    let namespaced =
+        resources::is_namespaced(group, &params.kind).unwrap_or(params.namespace.is_some());
+    let namespace = if namespaced {
+        match params.namespace.as_deref() {
+            Some(ns) => Some(ns.to_string()),
+            None if !request_namespace.is_empty() => Some(request_namespace.to_string()),
+            None => {
+                return Err(
+                    "can't use namespaced paramRef to match cluster-scoped resources".into(),
+                )
+            }
+        }
+    } else {
+        None
+    };
+    let found = match &params.name {
+        Some(name) => vec![cluster.fetch(&Lookup::Get {
+            api_version: params.api_version.clone(),
+            kind: params.kind.clone(),
+            namespace,
+            name: name.clone(),
+        })?],
+        None => {
+            let list = cluster.fetch(&Lookup::List {
+                api_version: params.api_version.clone(),
+                kind: params.kind.clone(),
+                namespace,
+                label_selector: params.selector.as_ref().map(selector_text),
+                field_selector: None,
+            })?;
+            list.get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        }
+    };
+    if found.is_empty() && params.deny_when_missing {
+        return Err("no params found".into());
+    }
+    Ok(found)
 }
 
 /// Compiled `celPreconditions`: all must hold for the rule to apply.

@@ -208,6 +208,7 @@ fn cel_inputs<'a>(request: &'a Value, namespace_object: Option<&'a Value>) -> ce
         request,
         namespace: view.namespace(),
         namespace_object,
+        params: None,
     }
 }
 
@@ -252,7 +253,10 @@ fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool)
         }
     }
     if let Body::Cel(c) = &compiled.body {
-        let (status, message) = c.evaluate(&cel_inputs(ctx.request(), namespace_object.as_ref()));
+        let (status, message) = c.evaluate_with_params(
+            &cel_inputs(ctx.request(), namespace_object.as_ref()),
+            cluster,
+        );
         let message = if status == RuleStatus::Pass {
             format!("validation rule '{}' passed.", compiled.text.name)
         } else {
@@ -404,7 +408,7 @@ fn run_loaded(
             }
             pod_security_result(&rule.text.name, check, ctx.object())
         }
-        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), None)),
+        Body::Cel(c) => c.evaluate_with_params(&cel_inputs(ctx.request(), None), cluster),
     };
     Some((result.0, explain(result.1)))
 }

@@ -314,6 +314,24 @@ pub fn selector_matches(
         })
 }
 
+/// A selector in the API server's query syntax (`app=web,tier in (a,b)`).
+pub fn selector_text(selector: &LabelSelector) -> String {
+    let mut parts: Vec<String> = selector
+        .match_labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    for e in &selector.match_expressions {
+        parts.push(match e.operator.as_str() {
+            "In" => format!("{} in ({})", e.key, e.values.join(",")),
+            "NotIn" => format!("{} notin ({})", e.key, e.values.join(",")),
+            "DoesNotExist" => format!("!{}", e.key),
+            _ => e.key.clone(),
+        });
+    }
+    parts.join(",")
+}
+
 fn subjects_match(subjects: &[Subject], target: &Target<'_>) -> bool {
     subjects.iter().any(|s| match s.kind.as_str() {
         "ServiceAccount" => {

@@ -185,6 +185,38 @@ pub fn plural_of(group: &str, kind: &str) -> Option<&'static str> {
         .map(|(_, p, _)| *p)
 }
 
+/// Built-in kinds that live outside namespaces.
+const CLUSTER_SCOPED: &[&str] = &[
+    "APIService",
+    "CertificateSigningRequest",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ComponentStatus",
+    "CSIDriver",
+    "CSINode",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "IngressClass",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+];
+
+/// Whether a built-in kind lives in namespaces; `None` for other kinds.
+pub fn is_namespaced(group: &str, kind: &str) -> Option<bool> {
+    plural_of(group, kind)?;
+    Some(!CLUSTER_SCOPED.contains(&kind))
+}
+
 fn is_builtin_group(group: &str) -> bool {
     KNOWN.iter().any(|(g, _, _)| *g == group)
 }
@@ -285,5 +317,12 @@ mod tests {
         assert_eq!(plural_of("apps", "Deployment"), Some("deployments"));
         assert_eq!(plural_of("", "Endpoints"), Some("endpoints"));
         assert_eq!(plural_of("example.com", "Widget"), None);
+    }
+
+    #[test]
+    fn scopes_of_builtin_kinds() {
+        assert_eq!(is_namespaced("", "ConfigMap"), Some(true));
+        assert_eq!(is_namespaced("storage.k8s.io", "StorageClass"), Some(false));
+        assert_eq!(is_namespaced("example.com", "Widget"), None);
     }
 }

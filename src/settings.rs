@@ -244,9 +244,21 @@ pub struct CelExpression {
 pub struct Cel {
     pub expressions: Vec<CelExpression>,
     pub variables: Vec<NamedExpression>,
-    pub param_kind: Option<Value>,
-    pub param_ref: Option<Value>,
+    pub params: Option<Params>,
     pub audit_annotations: Option<Value>,
+}
+
+/// `paramKind` + `paramRef`: the parameter resources a CEL rule reads as
+/// `params`, as in a ValidatingAdmissionPolicy and its binding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    pub api_version: String,
+    pub kind: String,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub selector: Option<LabelSelector>,
+    /// `parameterNotFoundAction: Deny`: no parameter is an error.
+    pub deny_when_missing: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1096,9 +1108,84 @@ fn parse_cel(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Cel> 
             .into_iter()
             .filter_map(|(p, v)| parse_named_expression(v, &p, diags))
             .collect(),
-        param_kind: f.get("paramKind").cloned(),
-        param_ref: f.get("paramRef").cloned(),
+        params: parse_params(&f, diags),
         audit_annotations: f.get("auditAnnotations").cloned(),
+    })
+}
+
+fn parse_params(cel: &Fields<'_>, diags: &mut Diagnostics) -> Option<Params> {
+    let kind_path = cel.path("paramKind");
+    let ref_path = cel.path("paramRef");
+    match (cel.get("paramKind"), cel.get("paramRef")) {
+        (None, None) => return None,
+        (Some(_), None) => {
+            diags.push(
+                &ref_path,
+                "is required with `paramKind`: it says which parameter resources to read",
+            );
+            return None;
+        }
+        (None, Some(_)) => {
+            diags.push(
+                &kind_path,
+                "is required with `paramRef`: it says what kind the parameters are",
+            );
+            return None;
+        }
+        (Some(_), Some(_)) => {}
+    }
+    let kind = Fields::open(
+        cel.get("paramKind")?,
+        &kind_path,
+        &[&["apiVersion", "kind"]],
+        diags,
+    )?;
+    let reference = Fields::open(
+        cel.get("paramRef")?,
+        &ref_path,
+        &[&["name", "namespace", "selector", "parameterNotFoundAction"]],
+        diags,
+    )?;
+    let required = |f: &Fields<'_>, key: &str, diags: &mut Diagnostics| {
+        f.string(key, diags)
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| {
+                diags.push(&f.path(key), "is required");
+                String::new()
+            })
+    };
+    let api_version = required(&kind, "apiVersion", diags);
+    let kind_name = required(&kind, "kind", diags);
+    let name = reference.string("name", diags).filter(|s| !s.is_empty());
+    let selector = reference
+        .get("selector")
+        .and_then(|v| parse_selector(v, &reference.path("selector"), diags));
+    if name.is_some() == selector.is_some() {
+        diags.push(&ref_path, "needs exactly one of `name` and `selector`");
+    }
+    let deny_when_missing = match reference
+        .string("parameterNotFoundAction", diags)
+        .as_deref()
+    {
+        None | Some("Allow") => false,
+        Some("Deny") => true,
+        Some(other) => {
+            diags.push(
+                &reference.path("parameterNotFoundAction"),
+                format!("must be Allow or Deny, not `{other}`"),
+            );
+            false
+        }
+    };
+    Some(Params {
+        api_version,
+        kind: kind_name,
+        name,
+        namespace: reference
+            .string("namespace", diags)
+            .filter(|s| !s.is_empty()),
+        selector,
+        deny_when_missing,
     })
 }
 

@@ -454,3 +454,103 @@ fn api_calls_the_host_cannot_make_are_rejected_in_the_settings() {
         assert_eq!(response["message"], json!(want), "{name}");
     }
 }
+
+fn params_rule(param_ref: Value) -> Value {
+    json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"cel": {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "paramRef": param_ref,
+            "expressions": [{"expression": "object.metadata.name in params.data.allowed.split(',')",
+                "messageExpression": "'not allowed by ' + params.metadata.name"}]}}}]})
+}
+
+fn allowed_names() -> Value {
+    json!([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "names", "namespace": "prod", "labels": {"kind": "names"}},
+            "data": {"allowed": "web,api"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "more-names", "namespace": "prod", "labels": {"kind": "names"}},
+            "data": {"allowed": "web"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "names", "namespace": "default"},
+            "data": {"allowed": "db"}}
+    ])
+}
+
+#[test]
+fn cel_params_are_read_by_name_or_selector() {
+    let cases = [
+        (
+            "by_name_in_the_request_namespace",
+            json!({"name": "names", "parameterNotFoundAction": "Deny"}),
+            "prod",
+            (true, ""),
+        ),
+        (
+            "by_name_in_a_given_namespace",
+            json!({"name": "names", "namespace": "default"}),
+            "prod",
+            (false, "r: not allowed by names"),
+        ),
+        // Every selected parameter must pass; `more-names` does not allow `api`.
+        (
+            "by_selector_each_param",
+            json!({"selector": {"matchLabels": {"kind": "names"}}}),
+            "prod",
+            (false, "r: not allowed by more-names"),
+        ),
+        (
+            "none_found_allowed",
+            json!({"selector": {"matchLabels": {"kind": "none"}}, "parameterNotFoundAction": "Allow"}),
+            "prod",
+            (true, ""),
+        ),
+        (
+            "none_found_denied",
+            json!({"selector": {"matchLabels": {"kind": "none"}}, "parameterNotFoundAction": "Deny"}),
+            "prod",
+            (false, "r: error in parameterized resource: no params found"),
+        ),
+        (
+            "missing_by_name",
+            json!({"name": "names", "parameterNotFoundAction": "Deny"}),
+            "dev",
+            (
+                false,
+                "r: error in parameterized resource: ConfigMap names not found",
+            ),
+        ),
+    ];
+    for (name, param_ref, namespace, (want_accepted, want_message)) in cases {
+        let cluster = Namespaces::new(true).with(allowed_names());
+        let mut request = pod_request(namespace);
+        request["object"]["metadata"]["name"] = json!("api");
+        let (got, message) = accepted(&params_rule(param_ref), &request, &cluster);
+        assert_eq!(
+            (got, message.as_str()),
+            (want_accepted, want_message),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn cel_params_need_both_halves() {
+    let mut settings = params_rule(json!({"name": "a", "selector": {}}));
+    let check = |settings: &Value| {
+        let response =
+            kyverno_validate_policy::admission::validate_settings(settings.to_string().as_bytes());
+        serde_json::to_value(response).expect("a response")["message"].clone()
+    };
+    assert_eq!(
+        check(&settings),
+        json!("rules[0].validate.cel.paramRef: needs exactly one of `name` and `selector`")
+    );
+    settings["rules"][0]["validate"]["cel"]
+        .as_object_mut()
+        .expect("cel")
+        .remove("paramKind");
+    assert_eq!(
+        check(&settings),
+        json!("rules[0].validate.cel.paramKind: is required with `paramRef`: it says what kind the parameters are")
+    );
+}

@@ -144,37 +144,17 @@ impl CompiledCel {
         self.reads_namespace
     }
 
-    /// Evaluates the rule: once without parameter resources, or once per
-    /// parameter resource (`params`), as Kyverno does; the first
-    /// evaluation that does not pass decides.
-    pub fn evaluate_with_params(
+    /// The parameter resources the rule runs with (`None`: it takes none
+    /// and runs once; empty: it runs never, and passes).
+    pub fn fetch_params(
         &self,
-        inputs: &Inputs<'_>,
+        request_namespace: &str,
         cluster: &Cached<'_>,
-    ) -> (RuleStatus, String) {
-        let Some(params) = &self.params else {
-            return self.evaluate(inputs);
-        };
-        let found = match fetch_params(params, inputs.namespace, cluster) {
-            Ok(found) => found,
-            Err(e) => {
-                return (
-                    RuleStatus::Error,
-                    format!("error in parameterized resource: {e}"),
-                )
-            }
-        };
-        for param in &found {
-            let inputs = Inputs {
-                params: Some(param),
-                ..*inputs
-            };
-            let result = self.evaluate(&inputs);
-            if result.0 != RuleStatus::Pass {
-                return result;
-            }
+    ) -> Result<Option<Vec<Value>>, String> {
+        match &self.params {
+            Some(params) => fetch_params(params, request_namespace, cluster).map(Some),
+            None => Ok(None),
         }
-        (RuleStatus::Pass, String::new())
     }
 
     /// Evaluates every expression; the first that is not `true` fails the
@@ -278,6 +258,11 @@ fn fetch_params(
     // Kinds this module does not know are namespaced when a namespace is given.
     let namespaced =
         resources::is_namespaced(group, &params.kind).unwrap_or(params.namespace.is_some());
+    if !namespaced && params.namespace.is_some() {
+        return Err(
+            "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into(),
+        );
+    }
     let namespace = if namespaced {
         match params.namespace.as_deref() {
             Some(ns) => Some(ns.to_string()),
@@ -298,6 +283,8 @@ fn fetch_params(
             namespace,
             name: name.clone(),
         })?],
+        // A missing named parameter is an error whatever
+        // `parameterNotFoundAction` says, as in Kyverno.
         None => {
             let list = cluster.fetch(&Lookup::List {
                 api_version: params.api_version.clone(),

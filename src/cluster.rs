@@ -28,12 +28,44 @@ pub enum Lookup {
         label_selector: Option<String>,
         field_selector: Option<String>,
     },
+    /// Kubewarden's OCI capabilities (`kubewarden`/`oci`), for an image.
+    Oci { read: OciRead, image: String },
+}
+
+/// What the OCI capabilities read of an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OciRead {
+    /// `v1/manifest_digest`: `{digest}` of what the reference names.
+    ManifestDigest,
+    /// `v1/oci_manifest`: the manifest or image index the reference names.
+    Manifest,
+    /// `v1/oci_manifest_config`: `{manifest, digest, config}` of the image
+    /// for the host's platform.
+    ManifestAndConfig,
 }
 
 impl Lookup {
-    /// The host operation and its JSON payload.
-    pub fn operation(&self) -> (&'static str, Value) {
+    /// The host namespace (`kubernetes`, `oci`), operation and JSON payload.
+    pub fn host_call(&self) -> (&'static str, &'static str, Value) {
         match self {
+            Lookup::Oci { read, image } => {
+                let operation = match read {
+                    OciRead::ManifestDigest => "v1/manifest_digest",
+                    OciRead::Manifest => "v1/oci_manifest",
+                    OciRead::ManifestAndConfig => "v1/oci_manifest_config",
+                };
+                ("oci", operation, Value::String(image.clone()))
+            }
+            _ => {
+                let (operation, payload) = self.kubernetes_call();
+                ("kubernetes", operation, payload)
+            }
+        }
+    }
+
+    fn kubernetes_call(&self) -> (&'static str, Value) {
+        match self {
+            Lookup::Oci { .. } => ("", Value::Null),
             Lookup::Get {
                 api_version,
                 kind,
@@ -103,6 +135,14 @@ impl Lookup {
                     text.push_str(&format!(" selected by `{selector}`"));
                 }
                 text
+            }
+            Lookup::Oci { read, image } => {
+                let what = match read {
+                    OciRead::ManifestDigest => "the manifest digest",
+                    OciRead::Manifest => "the manifest",
+                    OciRead::ManifestAndConfig => "the manifest and config",
+                };
+                format!("{what} of image `{image}`")
             }
         }
     }
@@ -214,8 +254,9 @@ mod tests {
             name: "settings".into(),
         };
         assert_eq!(
-            lookup.operation(),
+            lookup.host_call(),
             (
+                "kubernetes",
                 "get_resource",
                 json!({"api_version": "v1", "kind": "ConfigMap", "name": "settings",
                     "namespace": "default", "disable_cache": false})
@@ -233,8 +274,9 @@ mod tests {
             field_selector: None,
         };
         assert_eq!(
-            namespaced.operation(),
+            namespaced.host_call(),
             (
+                "kubernetes",
                 "list_resources_by_namespace",
                 json!({"api_version": "v1", "kind": "Pod", "namespace": "team-a",
                     "label_selector": "app=web", "field_selector": null})
@@ -244,9 +286,22 @@ mod tests {
             namespaced.describe(),
             "the v1 Pod list in team-a selected by `app=web`"
         );
+        let oci = Lookup::Oci {
+            read: OciRead::ManifestAndConfig,
+            image: "ghcr.io/x/y:1".into(),
+        };
         assert_eq!(
-            Lookup::list_all("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").operation(),
+            oci.host_call(),
+            ("oci", "v1/oci_manifest_config", json!("ghcr.io/x/y:1"))
+        );
+        assert_eq!(
+            oci.describe(),
+            "the manifest and config of image `ghcr.io/x/y:1`"
+        );
+        assert_eq!(
+            Lookup::list_all("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").host_call(),
             (
+                "kubernetes",
                 "list_resources_all",
                 json!({"api_version": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                     "label_selector": null, "field_selector": null})

@@ -10,6 +10,7 @@ use crate::api_call::{shape_of, ApiPath};
 use crate::cluster::{Cached, Lookup};
 use crate::context::Context;
 use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::image_data;
 use crate::jmespath::Query;
 use crate::settings::{ContextEntry, ContextSource};
 use crate::variables::{report_problems, Document, Template};
@@ -47,6 +48,11 @@ enum Source {
         jmes_path: Option<JmesPath>,
         /// Used as is when the call fails, as in Kyverno.
         default: Option<Value>,
+    },
+    /// An image's data from its registry; the reference substituted first.
+    ImageRegistry {
+        reference: Template,
+        jmes_path: Option<JmesPath>,
     },
 }
 
@@ -131,6 +137,29 @@ pub fn compile_context(
                         url,
                         jmes_path,
                         default: default.clone(),
+                    },
+                });
+            }
+            ContextSource::ImageRegistry {
+                reference,
+                jmes_path,
+            } => {
+                let ip = key_path(&p, "imageRegistry");
+                let template = Template::compile(reference, "", delete);
+                for problem in template.problems() {
+                    diags.push(
+                        &key_path(&ip, "reference"),
+                        format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
+                    );
+                }
+                let jmes_path = jmes_path
+                    .as_ref()
+                    .map(|text| compile_jmes_path(text, &key_path(&ip, "jmesPath"), delete, diags));
+                out.push(CompiledEntry {
+                    name: entry.name.clone(),
+                    source: Source::ImageRegistry {
+                        reference: template,
+                        jmes_path,
                     },
                 });
             }
@@ -242,7 +271,49 @@ impl CompiledEntry {
                 ctx,
                 cluster,
             ),
+            Source::ImageRegistry {
+                reference,
+                jmes_path,
+            } => self.image_registry(reference, jmes_path.as_ref(), ctx, cluster),
         }
+    }
+
+    /// Kyverno's image data loader: the image's `imageData`, queried with
+    /// `jmesPath`.
+    fn image_registry(
+        &self,
+        reference: &Template,
+        jmes_path: Option<&JmesPath>,
+        ctx: &Context,
+        cluster: &Cached<'_>,
+    ) -> Result<Value, String> {
+        let entry = &self.name;
+        let image = match reference.render(ctx) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => {
+                return Err(format!(
+                    "invalid image reference {}, image reference must be a string",
+                    crate::jmespath::go::sprint(&other)
+                ))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "failed to substitute variables in context entry {entry}: {e}"
+                ))
+            }
+        };
+        let data = image_data::fetch(&image, cluster)
+            .map_err(|e| format!("failed to fetch image descriptor: {image}, error: {e}"))?;
+        let Some(jmes_path) = jmes_path else {
+            return Ok(data);
+        };
+        let query = jmes_path.resolve(entry, ctx)?;
+        query.search(&data).map(Cow::into_owned).map_err(|e| {
+            format!(
+                "failed to apply JMESPath ({}) results to context entry {entry}, error: {e}",
+                query.text()
+            )
+        })
     }
 
     /// Kyverno's apiCall loader: the object or List the path names,
@@ -402,6 +473,18 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Kyverno loads context entries lazily, so a failed entry surfaces
+    /// only as a missing key; this adds why it failed.
+    pub fn explain(&self, message: String) -> String {
+        let mut message = message;
+        for (name, why) in &self.failures {
+            if message.contains(&format!("Unknown key \"{name}\"")) {
+                message.push_str(&format!(" (context entry `{name}` did not load: {why})"));
+            }
+        }
+        message
+    }
+
     pub fn undo(self, ctx: &mut Context) {
         for (name, previous) in self.previous.into_iter().rev() {
             ctx.restore(&name, previous);

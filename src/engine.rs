@@ -8,7 +8,7 @@ use crate::autogen;
 use crate::cel;
 use crate::cluster::Cached;
 use crate::context::Context;
-use crate::context_entries::load_context;
+use crate::context_entries::{load_context, Loaded};
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
 use crate::matching::{rule_applies, selects_by_namespace_labels, selects_by_roles, Target};
@@ -244,25 +244,52 @@ fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool)
     let namespace_object = (reads_namespace && !namespace.is_empty())
         .then(|| cluster.namespace(&namespace).ok())
         .flatten();
-    if let Some(pre) = &compiled.cel_preconditions {
-        match pre.evaluate(&cel_inputs(ctx.request(), namespace_object.as_ref())) {
-            // Kyverno's match conditions: the rule does not apply.
-            Ok(Some(_)) => return None,
-            Ok(None) => {}
-            Err(e) => return Some((RuleStatus::Error, e)),
+    // Parameter resources: the preconditions and the expressions run once
+    // per parameter, and the first run that does not pass decides.
+    let params = match &compiled.body {
+        Body::Cel(c) => match c.fetch_params(&namespace, cluster) {
+            Ok(params) => params,
+            Err(e) => {
+                return Some((
+                    RuleStatus::Error,
+                    format!("error in parameterized resource: {e}"),
+                ))
+            }
+        },
+        _ => None,
+    };
+    let runs: Vec<Option<&Value>> = match &params {
+        Some(list) => list.iter().map(Some).collect(),
+        None => vec![None],
+    };
+    for param in runs {
+        let inputs = cel::Inputs {
+            params: param,
+            ..cel_inputs(ctx.request(), namespace_object.as_ref())
+        };
+        if let Some(pre) = &compiled.cel_preconditions {
+            match pre.evaluate(&inputs) {
+                // Kyverno's match conditions: the rule does not apply.
+                Ok(Some(_)) if params.is_some() => {
+                    return Some((RuleStatus::Skip, "cel preconditions not met".into()))
+                }
+                Ok(Some(_)) => return None,
+                Ok(None) => {}
+                Err(e) => return Some((RuleStatus::Error, e)),
+            }
+        }
+        if let Body::Cel(c) = &compiled.body {
+            let (status, message) = c.evaluate(&inputs);
+            if status != RuleStatus::Pass {
+                return Some((status, message));
+            }
         }
     }
-    if let Body::Cel(c) = &compiled.body {
-        let (status, message) = c.evaluate_with_params(
-            &cel_inputs(ctx.request(), namespace_object.as_ref()),
-            cluster,
-        );
-        let message = if status == RuleStatus::Pass {
-            format!("validation rule '{}' passed.", compiled.text.name)
-        } else {
-            message
-        };
-        return Some((status, message));
+    if matches!(&compiled.body, Body::Cel(_)) {
+        return Some((
+            RuleStatus::Pass,
+            format!("validation rule '{}' passed.", compiled.text.name),
+        ));
     }
     if !compiled.needs_context() {
         if delete {
@@ -332,7 +359,7 @@ fn run_with_context(
     delete: bool,
 ) -> Result2 {
     let loaded = load_context(&rule.context, ctx, cluster);
-    let result = run_loaded(rule, ctx, cluster, delete, &loaded.failures);
+    let result = run_loaded(rule, ctx, cluster, delete, &loaded);
     loaded.undo(ctx);
     result
 }
@@ -342,19 +369,9 @@ fn run_loaded(
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
-    failures: &[(String, String)],
+    loaded: &Loaded,
 ) -> Result2 {
-    // Kyverno loads context entries lazily, so a failed entry surfaces only
-    // as a missing key; we add why it failed.
-    let explain = |message: String| {
-        let mut message = message;
-        for (name, why) in failures {
-            if message.contains(&format!("Unknown key \"{name}\"")) {
-                message.push_str(&format!(" (context entry `{name}` did not load: {why})"));
-            }
-        }
-        message
-    };
+    let explain = |message: String| loaded.explain(message);
     if let Some((status, message)) = rule
         .preconditions
         .as_ref()
@@ -408,7 +425,8 @@ fn run_loaded(
             }
             pod_security_result(&rule.text.name, check, ctx.object())
         }
-        Body::Cel(c) => c.evaluate_with_params(&cel_inputs(ctx.request(), None), cluster),
+        // Run above, before the context is needed.
+        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), None)),
     };
     Some((result.0, explain(result.1)))
 }

@@ -286,6 +286,7 @@ fn validate_element(
             Body::Foreach(nested) => evaluate(rule, nested, ctx, cluster, nesting + 1),
         }
     })();
+    let result = result.map(|(status, message)| (status, loaded.explain(message)));
     loaded.undo(ctx);
     result
 }

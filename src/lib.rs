@@ -25,6 +25,7 @@ pub mod context_entries;
 pub mod diagnostics;
 pub mod engine;
 pub mod foreach;
+pub mod image_data;
 pub mod images;
 pub mod jmespath;
 pub mod matching;
@@ -77,9 +78,9 @@ struct HostCluster;
 
 impl cluster::Cluster for HostCluster {
     fn fetch(&self, lookup: &cluster::Lookup) -> Result<serde_json::Value, String> {
-        let (operation, request) = lookup.operation();
+        let (namespace, operation, request) = lookup.host_call();
         let payload = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
-        let answer = wapc_guest::host_call("kubewarden", "kubernetes", operation, &payload)
+        let answer = wapc_guest::host_call("kubewarden", namespace, operation, &payload)
             .map_err(|e| format!("cannot read {}: {e}", lookup.describe()))?;
         serde_json::from_slice(&answer).map_err(|e| {
             format!(

@@ -222,6 +222,12 @@ pub enum ContextSource {
         jmes_path: Option<String>,
         default: Option<Value>,
     },
+    /// An image's data from its registry (`reference` may hold variables),
+    /// queried with `jmesPath`.
+    ImageRegistry {
+        reference: String,
+        jmes_path: Option<String>,
+    },
     /// Sources that need a cluster or a registry; kept whole for the message.
     External { kind: &'static str },
 }
@@ -1029,6 +1035,29 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         url_path,
                         jmes_path: call.string("jmesPath", diags),
                         default: call.get("default").cloned(),
+                    }
+                }
+                ["imageRegistry"] => {
+                    let ip = e.path("imageRegistry");
+                    let registry = Fields::open(
+                        e.get("imageRegistry")?,
+                        &ip,
+                        &[&["reference", "jmesPath", "imageRegistryCredentials"]],
+                        diags,
+                    )?;
+                    if registry.get("imageRegistryCredentials").is_some() {
+                        diags.push(
+                            &key_path(&ip, "imageRegistryCredentials"),
+                            "a Kubewarden host reads registries with the policy server's own credentials and insecure-registry settings (its `imagePullSecret` and `sourceAuthorities`); remove this field and configure those instead",
+                        );
+                    }
+                    let reference = registry.string("reference", diags).unwrap_or_default();
+                    if reference.is_empty() {
+                        diags.push(&ip, "needs `reference`");
+                    }
+                    ContextSource::ImageRegistry {
+                        reference,
+                        jmes_path: registry.string("jmesPath", diags),
                     }
                 }
                 [kind] => ContextSource::External { kind },

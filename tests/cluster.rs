@@ -5,7 +5,7 @@
 use std::cell::Cell;
 
 use kyverno_validate_policy::admission::validate_with;
-use kyverno_validate_policy::cluster::{Cluster, Lookup};
+use kyverno_validate_policy::cluster::{Cluster, Lookup, OciRead};
 use serde_json::{json, Value};
 
 /// A cluster holding objects, answering as Kubewarden's host does (a
@@ -101,6 +101,20 @@ impl Cluster for Namespaces {
                     json!({"apiVersion": api_version, "kind": format!("{kind}List"),
                     "metadata": {"resourceVersion": "1"}, "items": items}),
                 )
+            }
+            // Images are kept as `{"image", "digest", "manifest", "config"}`.
+            Lookup::Oci { read, image } => {
+                let found = self
+                    .objects
+                    .iter()
+                    .find(|o| o.get("image") == Some(&json!(image)))
+                    .ok_or_else(|| format!("GET https://registry/{image}: MANIFEST_UNKNOWN"))?;
+                Ok(match read {
+                    OciRead::ManifestDigest => json!({"digest": found["digest"]}),
+                    OciRead::Manifest => found["manifest"].clone(),
+                    OciRead::ManifestAndConfig => json!({"manifest": found["manifest"],
+                        "digest": found["digest"], "config": found["config"]}),
+                })
             }
         }
     }
@@ -552,5 +566,44 @@ fn cel_params_need_both_halves() {
     assert_eq!(
         check(&settings),
         json!("rules[0].validate.cel.paramKind: is required with `paramRef`: it says what kind the parameters are")
+    );
+}
+
+#[test]
+fn image_registry_entries_read_image_data() {
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"foreach": [{"list": "request.object.spec.containers",
+            "context": [{"name": "data", "imageRegistry": {"reference": "{{ element.image }}",
+                "jmesPath": "{user: configData.config.User || '', resolved: resolvedImage}"}}],
+            "deny": {"conditions": {"any": [{"key": "{{ data.user }}", "operator": "Equals", "value": ""}]}}}],
+            "message": "{{ data.resolved }} runs as root"}}]});
+    let images = json!([
+        {"image": "ghcr.io/acme/app:1.0", "digest": "sha256:aaa",
+            "manifest": {"schemaVersion": 2, "layers": []}, "config": {"config": {"User": "1000"}}},
+        {"image": "ghcr.io/acme/root:1.0", "digest": "sha256:bbb",
+            "manifest": {"schemaVersion": 2, "layers": []}, "config": {"config": {}}}
+    ]);
+    let pod = |image: &str| {
+        let mut request = pod_request("prod");
+        request["object"]["spec"]["containers"] = json!([{"name": "c", "image": image}]);
+        request
+    };
+    let cluster = Namespaces::new(true).with(images);
+    assert_eq!(
+        accepted(&settings, &pod("ghcr.io/acme/app:1.0"), &cluster),
+        (true, String::new())
+    );
+    let (got, message) = accepted(&settings, &pod("ghcr.io/acme/root:1.0"), &cluster);
+    assert!(!got);
+    assert!(
+        message.contains("ghcr.io/acme/root@sha256:bbb runs as root"),
+        "{message}"
+    );
+    let (got, message) = accepted(&settings, &pod("ghcr.io/acme/gone:1.0"), &cluster);
+    assert!(!got);
+    assert!(
+        message.contains("failed to fetch image descriptor: ghcr.io/acme/gone:1.0, error: GET https://registry/ghcr.io/acme/gone:1.0: MANIFEST_UNKNOWN"),
+        "{message}"
     );
 }

@@ -9,6 +9,14 @@ run_policy() {
   [ "$status" -eq 0 ]
 }
 
+# Cluster and registry lookups answered from a recorded kwctl session.
+run_with_session() {
+  run kwctl run --allow-context-aware --replay-host-capabilities-interactions "test_data/sessions/$3" \
+    --request-path "test_data/requests/$2" --settings-path "test_data/settings/$1" annotated-policy.wasm
+  echo "output = ${output}"
+  [ "$status" -eq 0 ]
+}
+
 @test "accept a Namespace labelled purpose=production" {
   run_policy require-ns-purpose-label.yaml namespace-production.json
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
@@ -109,4 +117,39 @@ run_policy() {
   echo "output = ${output}"
   [ "$status" -ne 0 ]
   [ $(expr "$output" : '.*did you mean `validationFailureAction`?.*') -ne 0 ]
+}
+
+@test "exempt cluster admins through their ClusterRoleBinding (clusterRoles in exclude)" {
+  run_with_session latest-tag-except-cluster-admins.yaml pod-latest-root.json rbac-bindings.yml
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "do not exempt a service account without cluster-admin" {
+  run_with_session latest-tag-except-cluster-admins.yaml pod-latest-by-ci.json rbac-bindings.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*disallow-latest-tag: validation error: .*nginx:latest.*') -ne 0 ]
+}
+
+@test "select a rule by the namespace's labels (namespaceSelector)" {
+  run_with_session latest-tag-in-production.yaml pod-latest-by-ci.json namespace-prod.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*Production pods need a pinned image tag.*') -ne 0 ]
+}
+
+@test "read the allowed registry from a ConfigMap (configMap context)" {
+  run_with_session registries-from-configmap.yaml pod-latest-root.json configmap-registries.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*images must come from ghcr.io/acme/.*') -ne 0 ]
+}
+
+@test "list pods with a label selector and a jmesPath (apiCall context)" {
+  run_with_session frontend-pods-per-namespace.yaml pod-latest-root.json frontend-pods.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*namespace default already runs 2 frontend pods: web-1, web-2.*') -ne 0 ]
+}
+
+@test "read an image's config from its registry (imageRegistry context)" {
+  run_with_session images-run-as-non-root.yaml pod-pinned-non-root.json image-nginx.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*image index.docker.io/library/nginx@sha256:a* runs as root.*') -ne 0 ]
 }

@@ -5,6 +5,10 @@
 mod fixtures;
 #[path = "support/host.rs"]
 mod host;
+#[path = "support/session.rs"]
+mod session;
+
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -27,7 +31,21 @@ fn fixtures_give_the_expected_verdicts_through_the_wasm_host() {
         )
         .expect("validate_settings");
         assert_eq!(validity["valid"], json!(true), "{}: {validity}", case.name);
-        let fresh = module.instance().expect("instance");
+        let replay = case
+            .session
+            .as_ref()
+            .map(|s| Arc::new(session::Session::load(&fixtures::test_data().join(s))));
+        let fresh = match &replay {
+            Some(replay) => {
+                let replay = Arc::clone(replay);
+                module.instance_with(move |binding, ns, op, payload| {
+                    assert_eq!(binding, "kubewarden");
+                    replay.answer(ns, op, payload)
+                })
+            }
+            None => module.instance(),
+        }
+        .expect("instance");
         let response = host::call(
             &fresh,
             "validate",
@@ -35,6 +53,13 @@ fn fixtures_give_the_expected_verdicts_through_the_wasm_host() {
         )
         .expect("validate");
         fixtures::assert_response(&case, &response);
+        if let Some(replay) = &replay {
+            assert!(
+                replay.finished(),
+                "{}: calls left in the session",
+                case.name
+            );
+        }
     }
 }
 

@@ -20,6 +20,10 @@ pub struct Case {
     /// The exact warnings (Audit-mode violations).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// A kwctl session (`test_data/sessions/`) answering the cluster and
+    /// registry lookups the case makes, in order.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 pub fn test_data() -> PathBuf {

@@ -50,14 +50,29 @@ impl PolicyModule {
     /// capabilities (cluster lookups) answer with an error: there is no
     /// cluster behind this host.
     pub fn instance(&self) -> Result<WapcHost> {
+        self.instance_with(|binding, ns, op, _payload| {
+            Err(format!(
+                "host capability {binding}/{ns}/{op} is not available"
+            ))
+        })
+    }
+
+    /// A new instance whose host capabilities `answer` serves.
+    pub fn instance_with(
+        &self,
+        answer: impl Fn(&str, &str, &str, &[u8]) -> std::result::Result<Vec<u8>, String>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Result<WapcHost> {
         let engine = self
             .pre
             .rehydrate(None)
             .map_err(|e| anyhow!("instantiating: {e}"))?;
         WapcHost::new(
             Box::new(engine),
-            Some(Box::new(|_id, binding, ns, op, _payload: &[u8]| {
-                Err(format!("host capability {binding}/{ns}/{op} is not available").into())
+            Some(Box::new(move |_id, binding, ns, op, payload: &[u8]| {
+                answer(binding, ns, op, payload).map_err(Into::into)
             })),
         )
         .map_err(|e| anyhow!("starting the waPC host: {e}"))

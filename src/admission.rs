@@ -45,14 +45,6 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             )
         }
     };
-    let mut checks = Diagnostics::default();
-    policy::check_policy_level(&spec, &mut checks);
-    if !checks.is_empty() {
-        return reject(
-            format!("invalid policy settings: {}", checks.summary()),
-            Vec::new(),
-        );
-    }
     let raw_rules = settings::spec_of(settings_doc)
         .get("rules")
         .and_then(Value::as_array)

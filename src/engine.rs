@@ -11,7 +11,9 @@ use crate::context::Context;
 use crate::context_entries::{load_context, Loaded};
 use crate::diagnostics::Diagnostics;
 use crate::foreach;
-use crate::matching::{rule_applies, selects_by_namespace_labels, selects_by_roles, Target};
+use crate::matching::{
+    rule_applies, selector_matches, selects_by_namespace_labels, selects_by_roles, Target,
+};
 use crate::pattern::Pattern;
 use crate::pattern_body::PatternBody;
 use crate::policy;
@@ -58,7 +60,13 @@ pub fn evaluate(
             })
             .collect();
         let all = || spec.rules.iter().chain(&generated);
-        if all().any(needs_labels)
+        let no_labels = serde_json::Map::new();
+        let overrides_select = spec
+            .failure_action_overrides
+            .iter()
+            .chain(all().flat_map(|r| &r.validate.failure_action_overrides))
+            .any(|o| o.namespace_selector.is_some());
+        if (overrides_select || all().any(needs_labels))
             && target.object_kind != "Namespace"
             && !target.namespace.is_empty()
         {
@@ -106,7 +114,15 @@ pub fn evaluate(
                 missing.error(rule, raw(*i)).is_some()
                     || rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
             })
-            .map(|(i, rule)| (i, failure_action(spec, rule, target.namespace)))
+            .map(|(i, rule)| {
+                // Namespaces and cluster-scoped objects have no namespace labels.
+                let labels = if target.object_kind == "Namespace" || target.namespace.is_empty() {
+                    Some(&no_labels)
+                } else {
+                    target.namespace_labels.as_ref()
+                };
+                (i, failure_action(spec, rule, target.namespace, labels))
+            })
             .collect()
     };
     let rules: Vec<&Rule> = spec.rules.iter().chain(&generated).collect();
@@ -219,7 +235,6 @@ fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool)
     let delete = request.operation() == "DELETE";
     let update = request.operation() == "UPDATE" && !request.old_object().is_null();
     let mut diags = Diagnostics::default();
-    policy::check_selection(rule, &mut diags);
     let compiled = match policy::compile_rule(rule, delete, &mut diags) {
         Some(compiled) if diags.is_empty() => compiled,
         _ => {
@@ -432,13 +447,28 @@ fn run_loaded(
 }
 
 /// Kyverno's precedence: the rule's overrides, the rule's `failureAction`,
-/// the policy's overrides, then `validationFailureAction`.
-fn failure_action(spec: &PolicySpec, rule: &Rule, namespace: &str) -> FailureAction {
+/// the policy's overrides, then `validationFailureAction`. An override
+/// applies in the namespaces it names and, with a `namespaceSelector`, in
+/// the namespaces whose labels it selects; when the labels could not be
+/// read, only an override that enforces is taken (fail closed).
+fn failure_action(
+    spec: &PolicySpec,
+    rule: &Rule,
+    namespace: &str,
+    labels: Option<&serde_json::Map<String, Value>>,
+) -> FailureAction {
     let applies = |o: &&FailureActionOverride| {
-        o.namespaces.is_empty()
+        let named = o.namespaces.is_empty()
             || o.namespaces
                 .iter()
-                .any(|ns| wildcard::matches(ns, namespace))
+                .any(|ns| wildcard::matches(ns, namespace));
+        named
+            && o.namespace_selector
+                .as_ref()
+                .is_none_or(|selector| match labels {
+                    Some(labels) => selector_matches(selector, Some(labels)),
+                    None => o.action == FailureAction::Enforce,
+                })
     };
     rule.validate
         .failure_action_overrides

@@ -7,7 +7,7 @@ use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
 use crate::results::RuleText;
 use crate::rule::{self, Body, CompiledRule};
-use crate::settings::{self, PolicySpec, Rule};
+use crate::settings::{self, Rule};
 use crate::variables::Document;
 
 /// Parses and compiles the whole policy, reporting every problem with its
@@ -15,39 +15,11 @@ use crate::variables::Document;
 pub fn check(settings: &Value) -> Diagnostics {
     let mut diags = Diagnostics::default();
     if let Some(spec) = settings::parse(settings, &mut diags) {
-        check_policy_level(&spec, &mut diags);
         for rule in &spec.rules {
-            check_selection(rule, &mut diags);
             compile_rule(rule, false, &mut diags);
         }
     }
     diags
-}
-
-/// Policy-level features the engine cannot evaluate yet.
-pub fn check_policy_level(spec: &PolicySpec, diags: &mut Diagnostics) {
-    for (i, o) in spec.failure_action_overrides.iter().enumerate() {
-        if o.namespace_selector.is_some() {
-            diags.push(
-                &format!("validationFailureActionOverrides[{i}].namespaceSelector"),
-                "needs the namespace's labels, which the admission request does not carry: not supported yet",
-            );
-        }
-    }
-}
-
-/// What the rule header uses that the engine cannot evaluate yet. Cheap:
-/// run for every rule on every request, so that such a rule never
-/// silently matches or not.
-pub fn check_selection(rule: &Rule, diags: &mut Diagnostics) {
-    for (i, o) in rule.validate.failure_action_overrides.iter().enumerate() {
-        if o.namespace_selector.is_some() {
-            diags.push(
-                &format!("{}.validate.failureActionOverrides[{i}].namespaceSelector", rule.path),
-                "needs the namespace's labels, which the admission request does not carry: not supported yet",
-            );
-        }
-    }
 }
 
 /// Compiles a selected rule and rejects what the engine does not evaluate

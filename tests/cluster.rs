@@ -607,3 +607,45 @@ fn image_registry_entries_read_image_data() {
         "{message}"
     );
 }
+
+#[test]
+fn failure_action_overrides_select_namespaces_by_labels() {
+    let settings = |overrides_key: &str| {
+        let mut rule = json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "no pods here", "deny": {}}});
+        let overrides =
+            json!([{"action": "Audit", "namespaceSelector": {"matchLabels": {"env": "dev"}}}]);
+        let mut settings = json!({"validationFailureAction": "Enforce", "rules": []});
+        if overrides_key == "rule" {
+            rule["validate"]["failureActionOverrides"] = overrides;
+        } else {
+            settings["validationFailureActionOverrides"] = overrides;
+        }
+        settings["rules"] = json!([rule]);
+        settings
+    };
+    for level in ["rule", "policy"] {
+        let cluster = Namespaces::new(true);
+        let payload =
+            json!({"request": pod_request("dev"), "settings": settings(level)}).to_string();
+        let response =
+            serde_json::to_value(validate_with(payload.as_bytes(), &cluster)).expect("a response");
+        assert_eq!(response["accepted"], json!(true), "{level}: {response}");
+        assert_eq!(response["warnings"], json!(["r: no pods here"]), "{level}");
+        assert_eq!(
+            accepted(&settings(level), &pod_request("prod"), &cluster),
+            (false, "r: no pods here".to_string()),
+            "{level}"
+        );
+        // Without the labels, an Audit override is not taken: fail closed.
+        assert_eq!(
+            accepted(
+                &settings(level),
+                &pod_request("dev"),
+                &Namespaces::new(false)
+            ),
+            (false, "r: no pods here".to_string()),
+            "{level}"
+        );
+    }
+}

@@ -50,7 +50,17 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let outcomes = engine::evaluate(&spec, raw_rules, raw_request, &Cached::new(cluster));
+    // Only a payload that names the variables can have rules that read them;
+    // a byte search spares every other request a walk of every rule.
+    let mentions_roles = memchr::memmem::find(payload, b"request.roles").is_some()
+        || memchr::memmem::find(payload, b"request.clusterRoles").is_some();
+    let outcomes = engine::evaluate(
+        &spec,
+        raw_rules,
+        raw_request,
+        &Cached::new(cluster),
+        mentions_roles,
+    );
     let verdict = verdict::decide(&outcomes, spec.policy_name.as_deref());
     if verdict.accepted {
         ValidationResponse {
@@ -62,7 +72,9 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             warnings: (!verdict.warnings.is_empty()).then_some(verdict.warnings),
         }
     } else {
-        reject(verdict.message.unwrap_or_default(), verdict.warnings)
+        let mut response = reject(verdict.message.unwrap_or_default(), verdict.warnings);
+        response.code = Some(verdict.code.unwrap_or(REJECT_CODE));
+        response
     }
 }
 
@@ -96,5 +108,42 @@ pub fn validate_settings(payload: &[u8]) -> SettingsValidationResponse {
     SettingsValidationResponse {
         valid: false,
         message: Some(problems),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rejections_carry_the_status_a_cel_reason_asks_for() {
+        let settings = |reason: Option<&str>| {
+            let mut expression =
+                json!({"expression": "object.metadata.name != 'bad'", "message": "bad name"});
+            if let Some(reason) = reason {
+                expression["reason"] = json!(reason);
+            }
+            json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"cel": {"expressions": [expression]}}}]})
+        };
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"}}});
+        let cases = [
+            ("no_reason_is_kyvernos_400", None, 400),
+            ("forbidden", Some("Forbidden"), 403),
+            ("invalid", Some("Invalid"), 422),
+            ("unauthorized", Some("Unauthorized"), 401),
+            ("too_large", Some("RequestEntityTooLarge"), 413),
+        ];
+        for (name, reason, code) in cases {
+            let payload = json!({"settings": settings(reason), "request": request}).to_string();
+            let response = validate(payload.as_bytes());
+            assert!(!response.accepted, "{name}");
+            assert_eq!(response.code, Some(code), "{name}");
+            assert_eq!(response.message.as_deref(), Some("r: bad name"), "{name}");
+        }
     }
 }

@@ -18,17 +18,19 @@ use crate::resources;
 use crate::settings::{Cel, NamedExpression, Params};
 use crate::verdict::RuleStatus;
 
-/// The `reason`s Kubernetes accepts. Kubewarden answers a rejection with
-/// the policy's own code, so the reason is checked but not sent.
-const REASONS: &[&str] = &[
-    "Unauthorized",
-    "Forbidden",
-    "Invalid",
-    "RequestEntityTooLarge",
+/// The `reason`s Kubernetes accepts, with the HTTP status each answers
+/// with, as a ValidatingAdmissionPolicy's denial carries it.
+const REASONS: &[(&str, u16)] = &[
+    ("Unauthorized", 401),
+    ("Forbidden", 403),
+    ("Invalid", 422),
+    ("RequestEntityTooLarge", 413),
 ];
 
 struct Expression {
     text: String,
+    /// The HTTP status its `reason` asks for, when it names one.
+    code: Option<u16>,
     program: Program,
     message: Option<String>,
     message_expression: Option<Program>,
@@ -95,14 +97,20 @@ impl CompiledCel {
         let mut expressions = Vec::new();
         for (i, e) in cel.expressions.iter().enumerate() {
             let p = index_path(&key_path(path, "expressions"), i);
-            if let Some(reason) = &e.reason {
-                if !REASONS.contains(&reason.as_str()) {
+            let code = e.reason.as_ref().and_then(|reason| {
+                let code = REASONS
+                    .iter()
+                    .find(|(name, _)| name == reason)
+                    .map(|(_, code)| *code);
+                if code.is_none() {
+                    let names: Vec<&str> = REASONS.iter().map(|(name, _)| *name).collect();
                     diags.push(
                         &key_path(&p, "reason"),
-                        format!("must be one of {}, not `{reason}`", REASONS.join(", ")),
+                        format!("must be one of {}, not `{reason}`", names.join(", ")),
                     );
                 }
-            }
+                code
+            });
             let program = compile_program(&e.expression, &key_path(&p, "expression"), diags);
             let message_expression = e
                 .message_expression
@@ -111,6 +119,7 @@ impl CompiledCel {
             if let Some(program) = program {
                 expressions.push(Expression {
                     text: e.expression.clone(),
+                    code,
                     program,
                     message: e.message.clone(),
                     message_expression,
@@ -160,6 +169,13 @@ impl CompiledCel {
     /// Evaluates every expression; the first that is not `true` fails the
     /// rule (or errors it).
     pub fn evaluate(&self, inputs: &Inputs<'_>) -> (RuleStatus, String) {
+        let (status, message, _) = self.evaluate_with_code(inputs);
+        (status, message)
+    }
+
+    /// [`CompiledCel::evaluate`], with the HTTP status the failing
+    /// expression's `reason` asks for.
+    pub fn evaluate_with_code(&self, inputs: &Inputs<'_>) -> (RuleStatus, String, Option<u16>) {
         let namespace = inputs.namespace_object();
         let mut activation = Activation::new();
         inputs.bind(&mut activation, &namespace);
@@ -178,7 +194,7 @@ impl CompiledCel {
                         let message = from_expression
                             .or_else(|| e.message.clone().filter(|m| !m.is_empty()))
                             .unwrap_or_else(|| format!("failed expression: {}", e.text));
-                        return (RuleStatus::Fail, message);
+                        return (RuleStatus::Fail, message, e.code);
                     }
                     None => {
                         return (
@@ -188,6 +204,7 @@ impl CompiledCel {
                             e.text,
                             value.type_name()
                         ),
+                            None,
                         )
                     }
                 },
@@ -195,11 +212,12 @@ impl CompiledCel {
                     return (
                         RuleStatus::Error,
                         format!("expression '{}' resulted in error: {err}", e.text),
+                        None,
                     )
                 }
             }
         }
-        (RuleStatus::Pass, String::new())
+        (RuleStatus::Pass, String::new(), None)
     }
 }
 

@@ -31,12 +31,14 @@ use crate::wildcard;
 /// the policy's rules, then the rules autogen derives for the request's
 /// pod-controller kind. `raw_rules` is the settings' `rules` JSON, from
 /// which autogen derives its rules. The request is moved into the rules'
-/// context once every rule has been matched against it.
+/// context once every rule has been matched against it. `mentions_roles`:
+/// whether the settings may name `request.roles` / `request.clusterRoles`.
 pub fn evaluate(
     spec: &PolicySpec,
     raw_rules: &[Value],
     request: Value,
     cluster: &Cached<'_>,
+    mentions_roles: bool,
 ) -> Vec<RuleOutcome> {
     // Autogen's rules are JSON of their own, which the parsed rules borrow.
     let generated_json: Vec<autogen::GeneratedRule>;
@@ -90,10 +92,9 @@ pub fn evaluate(
                     .map(|g| &g.rule)
             })
         };
-        if all()
-            .enumerate()
-            .any(|(i, rule)| needs_roles(rule) || raw(i).is_some_and(reads_roles))
-        {
+        if all().enumerate().any(|(i, rule)| {
+            needs_roles(rule) || (mentions_roles && raw(i).is_some_and(reads_roles))
+        }) {
             let user = roles::User {
                 username: target.username,
                 groups: target.groups.clone(),
@@ -140,9 +141,16 @@ pub fn evaluate(
                 .get(index.checked_sub(raw_rules.len())?)
                 .map(|g| &g.rule)
         });
+        let mut code = None;
         let result = match missing.error(rule, raw) {
             Some(e) => Some((RuleStatus::Error, e)),
-            None => run_rule(rule, &mut ctx, cluster, action == FailureAction::Enforce),
+            None => run_rule(
+                rule,
+                &mut ctx,
+                cluster,
+                action == FailureAction::Enforce,
+                &mut code,
+            ),
         };
         let Some((status, message)) = result else {
             continue;
@@ -152,6 +160,7 @@ pub fn evaluate(
             status,
             message,
             action,
+            code,
         });
         if spec.apply_rules == ApplyRules::One
             && matches!(status, RuleStatus::Pass | RuleStatus::Fail)
@@ -230,7 +239,14 @@ fn cel_inputs<'a>(request: &'a Value, namespace_object: Option<&'a Value>) -> ce
 
 /// Compiles and runs one selected rule; `None` when Kyverno produces no
 /// result for it (pattern rules on DELETE, foreach over nothing).
-fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool) -> Result2 {
+/// `code`: the HTTP status a failing CEL expression's `reason` asks for.
+fn run_rule(
+    rule: &Rule,
+    ctx: &mut Context,
+    cluster: &Cached<'_>,
+    enforce: bool,
+    code: &mut Option<u16>,
+) -> Result2 {
     let request = AdmissionRequest::new(ctx.request());
     let delete = request.operation() == "DELETE";
     let update = request.operation() == "UPDATE" && !request.old_object().is_null();
@@ -294,8 +310,9 @@ fn run_rule(rule: &Rule, ctx: &mut Context, cluster: &Cached<'_>, enforce: bool)
             }
         }
         if let Body::Cel(c) = &compiled.body {
-            let (status, message) = c.evaluate(&inputs);
+            let (status, message, reason_code) = c.evaluate_with_code(&inputs);
             if status != RuleStatus::Pass {
+                *code = reason_code;
                 return Some((status, message));
             }
         }

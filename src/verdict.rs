@@ -21,6 +21,9 @@ pub struct RuleOutcome {
     pub message: String,
     /// The failure action in force for this rule and namespace.
     pub action: FailureAction,
+    /// The HTTP status the rule asks a rejection to carry (a CEL
+    /// expression's `reason`); `None` for the default.
+    pub code: Option<u16>,
 }
 
 /// The policy's decision for one request.
@@ -29,6 +32,8 @@ pub struct Verdict {
     pub accepted: bool,
     pub message: Option<String>,
     pub warnings: Vec<String>,
+    /// The status of the first blocking rule that asks for one.
+    pub code: Option<u16>,
 }
 
 /// Failed and errored rules reject in Enforce (errors fail closed) and warn
@@ -38,13 +43,17 @@ pub struct Verdict {
 pub fn decide(outcomes: &[RuleOutcome], policy: Option<&str>) -> Verdict {
     let mut blocking = Vec::new();
     let mut warnings = Vec::new();
+    let mut code = None;
     for outcome in outcomes {
         if !matches!(outcome.status, RuleStatus::Fail | RuleStatus::Error) {
             continue;
         }
         let line = format!("{}: {}", outcome.rule, outcome.message);
         match outcome.action {
-            FailureAction::Enforce => blocking.push(line),
+            FailureAction::Enforce => {
+                code = code.or(outcome.code);
+                blocking.push(line)
+            }
             FailureAction::Audit => warnings.push(line),
         }
     }
@@ -58,6 +67,7 @@ pub fn decide(outcomes: &[RuleOutcome], policy: Option<&str>) -> Verdict {
             }
         }),
         warnings,
+        code,
     }
 }
 
@@ -71,6 +81,7 @@ mod tests {
             status,
             message: format!("{rule} says no"),
             action,
+            code: None,
         }
     }
 
@@ -151,10 +162,27 @@ mod tests {
             status: RuleStatus::Fail,
             message: "validation error: label `team` is required".into(),
             action: FailureAction::Enforce,
+            code: None,
         }];
         assert_eq!(
             decide(&outcomes, Some("require-labels")).message.as_deref(),
             Some("require-labels: check-labels: validation error: label `team` is required")
         );
+    }
+
+    #[test]
+    fn the_first_blocking_rule_with_a_reason_sets_the_code() {
+        let with_code = |rule: &str, action, code| RuleOutcome {
+            code,
+            ..outcome(rule, RuleStatus::Fail, action)
+        };
+        let outcomes = vec![
+            with_code("audited", FailureAction::Audit, Some(401)),
+            with_code("plain", FailureAction::Enforce, None),
+            with_code("forbidden", FailureAction::Enforce, Some(403)),
+            with_code("invalid", FailureAction::Enforce, Some(422)),
+        ];
+        assert_eq!(decide(&outcomes, None).code, Some(403));
+        assert_eq!(decide(&outcomes[..2], None).code, None);
     }
 }

@@ -78,7 +78,7 @@ pub struct PatternError {
 }
 
 impl PatternError {
-    fn new(path: &str, message: String) -> Self {
+    fn new(path: &dyn std::fmt::Display, message: String) -> Self {
         Self {
             message,
             path: path.to_string(),
@@ -162,7 +162,7 @@ impl Pattern {
     /// Kyverno's `MatchPattern`.
     pub fn evaluate(&self, resource: &Value) -> Outcome {
         let mut anchors = AnchorPresence::default();
-        match validate_element(resource, self, "/", &mut anchors) {
+        match validate_element(resource, self, &ResPath::Root, &mut anchors) {
             Ok(()) => Outcome::Pass,
             Err(e) if e.is_skip() => Outcome::Skip(e.message),
             Err(e) if e.is_negation() => Outcome::Fail {
@@ -338,11 +338,30 @@ impl<'p> AnchorPresence<'p> {
 
 type Check = Result<(), PatternError>;
 
+/// A resource path as Kyverno prints it (`/spec/containers/0/image/`),
+/// built only when a check fails.
+#[derive(Clone, Copy)]
+enum ResPath<'a> {
+    Root,
+    Key(&'a ResPath<'a>, &'a str),
+    Index(&'a ResPath<'a>, usize),
+}
+
+impl std::fmt::Display for ResPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResPath::Root => f.write_str("/"),
+            ResPath::Key(parent, key) => write!(f, "{parent}{key}/"),
+            ResPath::Index(parent, i) => write!(f, "{parent}{i}/"),
+        }
+    }
+}
+
 /// Kyverno's `validateResourceElement`.
 fn validate_element<'p>(
     resource: &Value,
     pattern: &'p Pattern,
-    path: &str,
+    path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     match pattern {
@@ -399,7 +418,7 @@ fn validate_element<'p>(
 fn validate_map<'p>(
     resource: &Map<String, Value>,
     pattern: &'p MapPattern,
-    path: &str,
+    path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     for entry in &pattern.entries {
@@ -411,7 +430,7 @@ fn validate_map<'p>(
 fn handle_entry<'p>(
     resource: &Map<String, Value>,
     entry: &'p Entry,
-    path: &str,
+    path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     let key = if entry.bind_wildcard {
@@ -419,7 +438,7 @@ fn handle_entry<'p>(
     } else {
         &entry.key
     };
-    let current = format!("{path}{key}/");
+    let current = ResPath::Key(path, key);
     let value = resource.get(key);
     match entry.anchor {
         Some(AnchorKind::Condition) => match value {
@@ -458,7 +477,7 @@ fn handle_entry<'p>(
         Some(AnchorKind::AddIfNotPresent) | None => {
             let (key, current, value) = if entry.anchor.is_some() {
                 let raw = entry.raw.as_str();
-                (raw, format!("{path}{raw}/"), resource.get(raw))
+                (raw, ResPath::Key(path, raw), resource.get(raw))
             } else {
                 (key, current, value)
             };
@@ -501,7 +520,7 @@ fn bound_wildcard_key<'r>(key: &str, resource: &'r Map<String, Value>) -> Option
 fn validate_existence<'p>(
     resource: &Value,
     pattern: &'p Pattern,
-    path: &str,
+    path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     let Some(list) = resource.as_array() else {
@@ -527,7 +546,7 @@ fn validate_existence<'p>(
             ));
         }
         let found = list.iter().enumerate().any(|(i, element)| {
-            validate_element(element, item, &format!("{path}{i}/"), anchors).is_ok()
+            validate_element(element, item, &ResPath::Index(path, i), anchors).is_ok()
         });
         if !found {
             return Err(PatternError::new(
@@ -544,7 +563,7 @@ fn validate_array<'p>(
     resource: &Value,
     list: &[Value],
     patterns: &'p [Pattern],
-    path: &str,
+    path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     let Some(first) = patterns.first() else {
@@ -564,7 +583,7 @@ fn validate_array<'p>(
         Pattern::Array(_) => {
             if list.len() < patterns.len() {
                 return Err(PatternError::new(
-                    "",
+                    &"",
                     format!(
                         "validate Array failed, array length mismatch, resource Array len is {} and pattern Array len is {}",
                         list.len(),
@@ -583,14 +602,14 @@ fn validate_array<'p>(
 /// global anchor skips are ignored, unless every element is skipped.
 fn validate_elements<'v, 'p>(
     pairs: impl Iterator<Item = (&'v Value, &'p Pattern)>,
-    path: &str,
+    path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
     segment: impl Fn(usize) -> String,
 ) -> Check {
     let mut applied = 0;
     let mut skips = Vec::new();
     for (i, (element, pattern)) in pairs.enumerate() {
-        match validate_element(element, pattern, &format!("{path}{i}/"), anchors) {
+        match validate_element(element, pattern, &ResPath::Index(path, i), anchors) {
             Ok(()) => applied += 1,
             Err(e) if e.is_skip() => skips.push(e.message),
             Err(e) => return Err(e.within(segment(i))),

@@ -5,6 +5,8 @@
 //! A pattern is compiled once (operands parsed as duration and quantity up
 //! front); matching a resource value parses only the value.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::duration;
@@ -35,21 +37,30 @@ impl Op {
     }
 }
 
-/// One side of a comparison, parsed every way Kyverno may read it.
+/// One side of a comparison, parsed every way Kyverno may read it; its
+/// text is a span of the pattern's raw string (no copy per operand).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operand {
-    pub text: String,
+    start: usize,
+    end: usize,
     duration: Option<i128>,
     quantity: Option<Quantity>,
 }
 
 impl Operand {
-    fn new(text: &str) -> Self {
+    /// `text` is a slice of `raw`.
+    fn new(raw: &str, text: &str) -> Self {
+        let start = (text.as_ptr() as usize).saturating_sub(raw.as_ptr() as usize);
         Self {
-            text: text.to_string(),
+            start,
+            end: start + text.len(),
             duration: duration::parse(text),
             quantity: Quantity::parse(text),
         }
+    }
+
+    fn text<'r>(&self, raw: &'r str) -> &'r str {
+        raw.get(self.start..self.end).unwrap_or("")
     }
 }
 
@@ -66,21 +77,33 @@ enum Term {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StringPattern {
     raw: String,
-    /// `|`-separated alternatives, each a list of `&`-joined terms.
-    alternatives: Vec<Vec<Term>>,
+    alternatives: Alternatives,
+}
+
+/// `|`-separated alternatives, each a list of `&`-joined terms; most
+/// patterns are one term, kept without lists.
+#[derive(Debug, Clone, PartialEq)]
+enum Alternatives {
+    One(Term),
+    Many(Vec<Vec<Term>>),
 }
 
 impl StringPattern {
     pub fn compile(raw: &str) -> Self {
-        let alternatives = raw
-            .split('|')
-            .map(|alt| {
-                alt.trim_matches(' ')
-                    .split('&')
-                    .map(|t| compile_term(t.trim_matches(' ')))
-                    .collect()
-            })
-            .collect();
+        let alternatives = if raw.contains(['|', '&']) {
+            Alternatives::Many(
+                raw.split('|')
+                    .map(|alt| {
+                        alt.trim_matches(' ')
+                            .split('&')
+                            .map(|t| compile_term(raw, t.trim_matches(' ')))
+                            .collect()
+                    })
+                    .collect(),
+            )
+        } else {
+            Alternatives::One(compile_term(raw, raw.trim_matches(' ')))
+        };
         Self {
             raw: raw.to_string(),
             alternatives,
@@ -96,9 +119,13 @@ impl StringPattern {
         if value.as_str() == Some(self.raw.as_str()) {
             return true;
         }
-        self.alternatives
-            .iter()
-            .any(|terms| terms.iter().all(|t| term_matches(t, value)))
+        let raw = self.raw.as_str();
+        match &self.alternatives {
+            Alternatives::One(term) => term_matches(raw, term, value),
+            Alternatives::Many(alternatives) => alternatives
+                .iter()
+                .any(|terms| terms.iter().all(|t| term_matches(raw, t, value))),
+        }
     }
 }
 
@@ -144,18 +171,19 @@ fn operator_prefix(term: &str) -> (usize, Op) {
     (0, Op::Equal)
 }
 
-fn compile_term(term: &str) -> Term {
+/// A term of `raw` (a slice of it).
+fn compile_term(raw: &str, term: &str) -> Term {
     let (len, op) = operator_prefix(term);
     if len > 0 {
-        return Term::Compare(op, Operand::new(term.get(len..).unwrap_or("").trim()));
+        return Term::Compare(op, Operand::new(raw, term.get(len..).unwrap_or("").trim()));
     }
     if let Some((left, right)) = split_range(term, "!-") {
-        return Term::NotInRange(Operand::new(left), Operand::new(right));
+        return Term::NotInRange(Operand::new(raw, left), Operand::new(raw, right));
     }
     if let Some((left, right)) = split_range(term, "-") {
-        return Term::InRange(Operand::new(left), Operand::new(right));
+        return Term::InRange(Operand::new(raw, left), Operand::new(raw, right));
     }
-    Term::Compare(Op::Equal, Operand::new(term))
+    Term::Compare(Op::Equal, Operand::new(raw, term))
 }
 
 /// Matches `^(E)SEP(E)$` with `E = [-|+]?\d+(\.\d+)?[A-Za-z]*`.
@@ -195,14 +223,14 @@ fn endpoint_len(text: &str) -> Option<usize> {
     Some(i)
 }
 
-fn term_matches(term: &Term, value: &Value) -> bool {
+fn term_matches(raw: &str, term: &Term, value: &Value) -> bool {
     match term {
-        Term::Compare(op, operand) => compare(value, operand, *op),
+        Term::Compare(op, operand) => compare(raw, value, operand, *op),
         Term::InRange(low, high) => {
-            compare(value, low, Op::MoreEqual) && compare(value, high, Op::LessEqual)
+            compare(raw, value, low, Op::MoreEqual) && compare(raw, value, high, Op::LessEqual)
         }
         Term::NotInRange(low, high) => {
-            compare(value, low, Op::Less) || compare(value, high, Op::More)
+            compare(raw, value, low, Op::Less) || compare(raw, value, high, Op::More)
         }
     }
 }
@@ -210,7 +238,7 @@ fn term_matches(term: &Term, value: &Value) -> bool {
 /// Kyverno's `validateString`: a duration comparison if both sides are
 /// durations, else a quantity comparison if both are quantities, else a
 /// wildcard string comparison (equality operators only).
-fn compare(value: &Value, operand: &Operand, op: Op) -> bool {
+fn compare(raw: &str, value: &Value, operand: &Operand, op: Op) -> bool {
     let as_number = number_text(value);
     if let (Some(pattern), Some(text)) = (operand.duration, as_number.as_deref()) {
         if let Some(v) = duration::parse(text) {
@@ -222,32 +250,32 @@ fn compare(value: &Value, operand: &Operand, op: Op) -> bool {
             return op.holds(v.compare(pattern));
         }
     }
-    compare_string(value, &operand.text, op)
+    compare_string(value, operand.text(raw), op)
 }
 
 /// Kyverno's `convertNumberToString`: what a value reads as in a duration or
 /// quantity comparison (a missing value reads as `0`).
-fn number_text(value: &Value) -> Option<String> {
+fn number_text(value: &Value) -> Option<Cow<'_, str>> {
     match value {
-        Value::Null => Some("0".into()),
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(match (n.as_i64(), n.as_f64()) {
+        Value::Null => Some(Cow::Borrowed("0")),
+        Value::String(s) => Some(Cow::Borrowed(s)),
+        Value::Number(n) => Some(Cow::Owned(match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => i.to_string(),
             (None, Some(f)) => format!("{f:.6}"),
             _ => return None,
-        }),
+        })),
         _ => None,
     }
 }
 
 fn compare_string(value: &Value, pattern: &str, op: Op) -> bool {
-    let text = match value {
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match n.as_i64() {
+    let text: Cow<'_, str> = match value {
+        Value::String(s) => Cow::Borrowed(s),
+        Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
+        Value::Number(n) => Cow::Owned(match n.as_i64() {
             Some(i) => i.to_string(),
             None => go_float_e(n.as_f64().unwrap_or(0.0)),
-        },
+        }),
         _ => return false,
     };
     match op {

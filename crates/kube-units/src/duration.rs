@@ -3,6 +3,13 @@
 /// Nanoseconds, or `None` when `text` is not a Go duration. Like Go, a bare
 /// `0` is a duration but any other number needs a unit.
 pub fn parse(text: &str) -> Option<i128> {
+    // Most strings compared are not durations: turn them away before Go's
+    // error text is built.
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let first = *body.as_bytes().first()?;
+    if !(first.is_ascii_digit() || first == b'.') {
+        return None;
+    }
     parse_go(text).ok().map(i128::from)
 }
 

@@ -1347,12 +1347,22 @@ impl<'a> Fields<'a> {
     }
 
     fn strings(&self, key: &str, diags: &mut Diagnostics) -> Vec<String> {
-        self.list(key, diags)
-            .into_iter()
-            .filter_map(|(p, v)| match v {
+        // Paths are built only for the elements that are not strings.
+        let Some(Value::Array(items)) = self.get(key) else {
+            // Absent, null, or not a list (which `list` reports).
+            self.list(key, diags);
+            return Vec::new();
+        };
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| match v {
                 Value::String(s) => Some(s.clone()),
                 other => {
-                    diags.push(&p, format!("must be a string, not {}", type_name(other)));
+                    diags.push(
+                        &index_path(&self.path(key), i),
+                        format!("must be a string, not {}", type_name(other)),
+                    );
                     None
                 }
             })

@@ -34,15 +34,19 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
     let settings_doc = document.get("settings").unwrap_or(&Value::Null);
-    let mut diags = Diagnostics::default();
+    // Settings are parsed without their paths; only invalid settings are
+    // parsed again, with paths, to say where the problems are.
+    let mut diags = Diagnostics::quiet();
     let spec = settings::parse(settings_doc, &mut diags);
     let spec = match spec {
         Some(spec) if diags.is_empty() => spec,
         _ => {
+            let mut diags = Diagnostics::default();
+            settings::parse(settings_doc, &mut diags);
             return reject(
                 format!("invalid policy settings: {}", diags.summary()),
                 Vec::new(),
-            )
+            );
         }
     };
     let raw_rules = settings::spec_of(settings_doc)
@@ -115,6 +119,21 @@ pub fn validate_settings(payload: &[u8]) -> SettingsValidationResponse {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn invalid_settings_reject_requests_naming_the_paths() {
+        let payload = json!({"settings": {"rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod", 3]}}]},
+            "validate": {"pattern": {"spec": {"X()": "x"}}}}]},
+            "request": {"uid": "1", "operation": "CREATE"}})
+        .to_string();
+        let response = validate(payload.as_bytes());
+        assert!(!response.accepted);
+        assert_eq!(
+            response.message.as_deref(),
+            Some("invalid policy settings: rules[0].match.any[0].resources.kinds[1]: must be a string, not a number")
+        );
+    }
 
     #[test]
     fn rejections_carry_the_status_a_cel_reason_asks_for() {

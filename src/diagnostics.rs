@@ -26,9 +26,26 @@ impl fmt::Display for SettingsError {
 #[derive(Debug, Default, Clone)]
 pub struct Diagnostics {
     errors: Vec<SettingsError>,
+    /// Whether settings paths are built at all: a request only needs to
+    /// know whether its settings are valid, and asks again, with paths,
+    /// when they are not.
+    quiet: bool,
 }
 
 impl Diagnostics {
+    /// Collects problems without building the settings paths of valid
+    /// fields (the paths of problems found are then empty).
+    pub fn quiet() -> Self {
+        Self {
+            errors: Vec::new(),
+            quiet: true,
+        }
+    }
+
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
     pub fn push(&mut self, path: &str, message: impl Into<String>) {
         self.errors.push(SettingsError {
             path: path.to_string(),

@@ -57,7 +57,7 @@ pub fn evaluate(
             .iter()
             .filter_map(|g| {
                 let source = spec.rules.get(g.source)?;
-                let mut ignored = Diagnostics::default();
+                let mut ignored = Diagnostics::quiet();
                 settings::parse_rule(&g.rule, &source.path, &mut ignored)
             })
             .collect();

@@ -1250,6 +1250,8 @@ fn parse_pod_security(value: &Value, path: &str, diags: &mut Diagnostics) -> Opt
 struct Fields<'a> {
     map: &'a Map<String, Value>,
     path: String,
+    /// No paths are built (see [`Diagnostics::quiet`]).
+    quiet: bool,
 }
 
 impl<'a> Fields<'a> {
@@ -1282,9 +1284,15 @@ impl<'a> Fields<'a> {
             };
             diags.push(&key_path(path, key), message);
         }
+        let quiet = diags.is_quiet();
         Some(Self {
             map,
-            path: path.to_string(),
+            path: if quiet {
+                String::new()
+            } else {
+                path.to_string()
+            },
+            quiet,
         })
     }
 
@@ -1293,6 +1301,9 @@ impl<'a> Fields<'a> {
     }
 
     fn path(&self, key: &str) -> String {
+        if self.quiet {
+            return String::new();
+        }
         key_path(&self.path, key)
     }
 
@@ -1333,7 +1344,14 @@ impl<'a> Fields<'a> {
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| (index_path(&base, i), v))
+                    .map(|(i, v)| {
+                        let path = if self.quiet {
+                            String::new()
+                        } else {
+                            index_path(&base, i)
+                        };
+                        (path, v)
+                    })
                     .collect()
             }
             Some(other) => {

@@ -346,10 +346,16 @@ fn rewrite_strings(mut value: Value, table: &[(&str, &str); 4]) -> Value {
 /// of a rule's strings name no `object` field at all.
 fn rewrite_in_place(value: &mut Value, table: &[(&str, &str); 4]) {
     let needs = |s: &str| table.iter().any(|(from, _)| s.contains(from));
+    // In order, as Kyverno's chain of `strings.ReplaceAll`; a replacement
+    // that finds nothing copies nothing.
     let replace = |s: &str| {
-        table
-            .iter()
-            .fold(s.to_string(), |s, (from, to)| s.replace(from, to))
+        table.iter().fold(s.to_string(), |s, (from, to)| {
+            if s.contains(from) {
+                s.replace(from, to)
+            } else {
+                s
+            }
+        })
     };
     match value {
         Value::String(s) if needs(s) => *s = replace(s),

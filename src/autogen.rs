@@ -9,7 +9,7 @@
 //! in the template, the kinds are replaced, and `request.object.spec` /
 //! `.metadata` references are rewritten as plain substrings.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::matching::contains_kind;
 
@@ -244,7 +244,14 @@ fn wrap_rule(
             out.insert(key.into(), v.clone());
         }
     }
-    let wrap = |pattern: &Value| json!({"spec": {template_key: pattern}});
+    // A clone, not `json!`, which would serialize the pattern afresh.
+    let wrap = |pattern: &Value| {
+        let template = Map::from_iter([(template_key.to_string(), pattern.clone())]);
+        Value::Object(Map::from_iter([(
+            "spec".to_string(),
+            Value::Object(template),
+        )]))
+    };
     let mut new_validate = Map::new();
     for key in [
         "message",
@@ -418,6 +425,7 @@ fn string_list(value: Option<&Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn pod_rule() -> Value {
         json!({

@@ -48,30 +48,13 @@ impl Lookup {
     /// The host namespace (`kubernetes`, `oci`), operation and JSON payload.
     pub fn host_call(&self) -> (&'static str, &'static str, Value) {
         match self {
-            Lookup::Oci { read, image } => {
-                let operation = match read {
-                    OciRead::ManifestDigest => "v1/manifest_digest",
-                    OciRead::Manifest => "v1/oci_manifest",
-                    OciRead::ManifestAndConfig => "v1/oci_manifest_config",
-                };
-                ("oci", operation, Value::String(image.clone()))
-            }
-            _ => {
-                let (operation, payload) = self.kubernetes_call();
-                ("kubernetes", operation, payload)
-            }
-        }
-    }
-
-    fn kubernetes_call(&self) -> (&'static str, Value) {
-        match self {
-            Lookup::Oci { .. } => ("", Value::Null),
             Lookup::Get {
                 api_version,
                 kind,
                 namespace,
                 name,
             } => (
+                "kubernetes",
                 "get_resource",
                 json!({
                     "api_version": api_version,
@@ -84,23 +67,43 @@ impl Lookup {
             Lookup::List {
                 api_version,
                 kind,
-                namespace,
+                namespace: Some(namespace),
                 label_selector,
                 field_selector,
-            } => {
-                let payload = json!({
+            } => (
+                "kubernetes",
+                "list_resources_by_namespace",
+                json!({
+                    "api_version": api_version,
+                    "kind": kind,
+                    "namespace": namespace,
+                    "label_selector": label_selector,
+                    "field_selector": field_selector,
+                }),
+            ),
+            Lookup::List {
+                api_version,
+                kind,
+                namespace: None,
+                label_selector,
+                field_selector,
+            } => (
+                "kubernetes",
+                "list_resources_all",
+                json!({
                     "api_version": api_version,
                     "kind": kind,
                     "label_selector": label_selector,
                     "field_selector": field_selector,
-                });
-                match (namespace, payload) {
-                    (Some(namespace), Value::Object(mut map)) => {
-                        map.insert("namespace".into(), Value::String(namespace.clone()));
-                        ("list_resources_by_namespace", Value::Object(map))
-                    }
-                    (_, payload) => ("list_resources_all", payload),
-                }
+                }),
+            ),
+            Lookup::Oci { read, image } => {
+                let operation = match read {
+                    OciRead::ManifestDigest => "v1/manifest_digest",
+                    OciRead::Manifest => "v1/oci_manifest",
+                    OciRead::ManifestAndConfig => "v1/oci_manifest_config",
+                };
+                ("oci", operation, Value::String(image.clone()))
             }
         }
     }

@@ -85,13 +85,7 @@ pub fn evaluate(
                 Err(e) => missing.labels = Some(e),
             }
         }
-        let raw = |i: usize| {
-            raw_rules.get(i).or_else(|| {
-                generated_json
-                    .get(i.checked_sub(raw_rules.len())?)
-                    .map(|g| &g.rule)
-            })
-        };
+        let raw = |i: usize| raw_rule(raw_rules, &generated_json, i);
         if all().enumerate().any(|(i, rule)| {
             needs_roles(rule) || (mentions_roles && raw(i).is_some_and(reads_roles))
         }) {
@@ -136,11 +130,7 @@ pub fn evaluate(
         let Some(rule) = rules.get(index) else {
             continue;
         };
-        let raw = raw_rules.get(index).or_else(|| {
-            generated_json
-                .get(index.checked_sub(raw_rules.len())?)
-                .map(|g| &g.rule)
-        });
+        let raw = raw_rule(raw_rules, &generated_json, index);
         let mut code = None;
         let result = match missing.error(rule, raw) {
             Some(e) => Some((RuleStatus::Error, e)),
@@ -169,6 +159,20 @@ pub fn evaluate(
         }
     }
     outcomes
+}
+
+/// The JSON of rule `index` in the order rules are evaluated: the
+/// settings' rules, then autogen's.
+fn raw_rule<'v>(
+    raw_rules: &'v [Value],
+    generated: &'v [autogen::GeneratedRule],
+    index: usize,
+) -> Option<&'v Value> {
+    raw_rules.get(index).or_else(|| {
+        generated
+            .get(index.checked_sub(raw_rules.len())?)
+            .map(|g| &g.rule)
+    })
 }
 
 fn needs_labels(rule: &Rule) -> bool {

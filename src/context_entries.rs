@@ -13,7 +13,7 @@ use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::image_data;
 use crate::jmespath::Query;
 use crate::settings::{ContextEntry, ContextSource};
-use crate::variables::{report_problems, Document, Template};
+use crate::variables::{compile_template, report_problems, Document, Template};
 
 /// Context entry names Kyverno reserves for its own variables.
 const RESERVED_NAMES: &[&str] = &[
@@ -91,21 +91,16 @@ pub fn compile_context(
         match &entry.source {
             ContextSource::ConfigMap { name, namespace } => {
                 let cp = key_path(&p, "configMap");
-                let template = |text: &str, field: &str, diags: &mut Diagnostics| {
-                    let t = Template::compile(text, "", delete);
-                    for problem in t.problems() {
-                        diags.push(
-                            &key_path(&cp, field),
-                            format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
-                        );
-                    }
-                    t
-                };
                 out.push(CompiledEntry {
                     name: entry.name.clone(),
                     source: Source::ConfigMap {
-                        name: template(name, "name", diags),
-                        namespace: template(namespace, "namespace", diags),
+                        name: compile_template(name, &key_path(&cp, "name"), delete, diags),
+                        namespace: compile_template(
+                            namespace,
+                            &key_path(&cp, "namespace"),
+                            delete,
+                            diags,
+                        ),
                     },
                 });
             }
@@ -115,13 +110,7 @@ pub fn compile_context(
                 default,
             } => {
                 let ap = key_path(&p, "apiCall");
-                let url = Template::compile(url_path, "", delete);
-                for problem in url.problems() {
-                    diags.push(
-                        &key_path(&ap, "urlPath"),
-                        format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
-                    );
-                }
+                let url = compile_template(url_path, &key_path(&ap, "urlPath"), delete, diags);
                 if !url_path.is_empty() {
                     if let Err(e) = ApiPath::parse(&shape_of(url_path)) {
                         diags.push(&key_path(&ap, "urlPath"), format!("`{url_path}`: {e}"));
@@ -145,13 +134,8 @@ pub fn compile_context(
                 jmes_path,
             } => {
                 let ip = key_path(&p, "imageRegistry");
-                let template = Template::compile(reference, "", delete);
-                for problem in template.problems() {
-                    diags.push(
-                        &key_path(&ip, "reference"),
-                        format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
-                    );
-                }
+                let template =
+                    compile_template(reference, &key_path(&ip, "reference"), delete, diags);
                 let jmes_path = jmes_path
                     .as_ref()
                     .map(|text| compile_jmes_path(text, &key_path(&ip, "jmesPath"), delete, diags));
@@ -202,14 +186,7 @@ pub fn compile_context(
 
 fn compile_jmes_path(text: &str, path: &str, delete: bool, diags: &mut Diagnostics) -> JmesPath {
     if text.contains("{{") {
-        let t = Template::compile(text, "", delete);
-        for problem in t.problems() {
-            diags.push(
-                path,
-                format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
-            );
-        }
-        JmesPath::Template(t)
+        JmesPath::Template(compile_template(text, path, delete, diags))
     } else {
         let text = if delete {
             text.replace("request.object", "request.oldObject")

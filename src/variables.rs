@@ -518,6 +518,19 @@ pub fn report_problems(document: &Document, path: &str, diags: &mut Diagnostics)
     }
 }
 
+/// Compiles a string that may hold variables, reporting problems in its
+/// expressions at `path`.
+pub fn compile_template(text: &str, path: &str, delete: bool, diags: &mut Diagnostics) -> Template {
+    let template = Template::compile(text, "", delete);
+    for problem in template.problems() {
+        diags.push(
+            path,
+            format!("variable `{{{{{}}}}}`: {}", problem.variable, problem.error),
+        );
+    }
+    template
+}
+
 /// Kyverno rejects `element` variables outside a foreach.
 pub fn check_no_element(document: &Document, path: &str, diags: &mut Diagnostics) {
     for variable in document.variables() {

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::request::{metadata_map, metadata_str, AdmissionRequest, Gvk};
+use crate::resources;
 use crate::roles::Roles;
 use crate::settings::{
     LabelSelector, MatchResources, ResourceDescription, ResourceFilter, Subject,
@@ -77,31 +78,11 @@ impl<'a> Target<'a> {
 
 /// For a subresource request (`pods/exec`), Kyverno matches the kind of the
 /// parent resource, which the request names only by its plural; built-in
-/// resources are looked up here.
+/// resources are looked up in [`resources`].
 fn parent_kind(raw: &Value) -> Option<Gvk> {
     let resource = raw.get("resource")?;
     let field = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or("");
-    let kind = match field("resource") {
-        "pods" => "Pod",
-        "services" => "Service",
-        "nodes" => "Node",
-        "namespaces" => "Namespace",
-        "persistentvolumeclaims" => "PersistentVolumeClaim",
-        "persistentvolumes" => "PersistentVolume",
-        "replicationcontrollers" => "ReplicationController",
-        "serviceaccounts" => "ServiceAccount",
-        "deployments" => "Deployment",
-        "statefulsets" => "StatefulSet",
-        "replicasets" => "ReplicaSet",
-        "daemonsets" => "DaemonSet",
-        "jobs" => "Job",
-        "cronjobs" => "CronJob",
-        "horizontalpodautoscalers" => "HorizontalPodAutoscaler",
-        "certificatesigningrequests" => "CertificateSigningRequest",
-        "customresourcedefinitions" => "CustomResourceDefinition",
-        "apiservices" => "APIService",
-        _ => return None,
-    };
+    let kind = resources::builtin_kind(field("resource"))?;
     Some(Gvk {
         group: field("group").to_string(),
         version: field("version").to_string(),

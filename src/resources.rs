@@ -177,6 +177,15 @@ pub fn kind_of(group: &str, plural: &str) -> KindOf {
     }
 }
 
+/// The built-in Kind served as `plural`, in whichever group (no built-in
+/// plural names two kinds).
+pub fn builtin_kind(plural: &str) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .find(|(_, p, _)| *p == plural)
+        .map(|(_, _, k)| *k)
+}
+
 /// The plural a Kind is served as, for built-in kinds.
 pub fn plural_of(group: &str, kind: &str) -> Option<&'static str> {
     KNOWN
@@ -310,6 +319,13 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn builtin_kinds_of_plurals() {
+        assert_eq!(builtin_kind("deployments"), Some("Deployment"));
+        assert_eq!(builtin_kind("apiservices"), Some("APIService"));
+        assert_eq!(builtin_kind("httproutes"), None);
     }
 
     #[test]

@@ -104,20 +104,43 @@ fn occurs_at(runes: &[char], sub: &[char], i: usize) -> bool {
     runes.get(i..i + sub.len()) == Some(sub)
 }
 
-fn index_of(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
+/// What `indexOf` and `lastIndexOf` search, in code points, once the
+/// offset is checked; or their answer when there is nothing to search.
+enum Search {
+    Answer(i64),
+    Within {
+        runes: Vec<char>,
+        sub: Vec<char>,
+        offset: usize,
+    },
+}
+
+fn search(s: &str, sub: &str, offset: i64) -> Result<Search, EvalError> {
     let off = usize::try_from(offset).map_err(|_| out_of_range(offset))?;
     let runes: Vec<char> = s.chars().collect();
     if sub.is_empty() {
-        return Ok(if off > runes.len() {
+        return Ok(Search::Answer(if off > runes.len() {
             to_i64(runes.len())
         } else {
             offset
-        });
+        }));
     }
     let sub: Vec<char> = sub.chars().collect();
     if off >= runes.len() || sub.len() > runes.len() {
-        return Ok(-1);
+        return Ok(Search::Answer(-1));
     }
+    Ok(Search::Within {
+        runes,
+        sub,
+        offset: off,
+    })
+}
+
+fn index_of(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
+    let (runes, sub, off) = match search(s, sub, offset)? {
+        Search::Answer(answer) => return Ok(answer),
+        Search::Within { runes, sub, offset } => (runes, sub, offset),
+    };
     Ok((off..=runes.len() - sub.len())
         .find(|&i| occurs_at(&runes, &sub, i))
         .map_or(-1, to_i64))
@@ -135,19 +158,10 @@ fn last_index_of(s: &str, sub: &str) -> Result<i64, EvalError> {
 }
 
 fn last_index_of_offset(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
-    let off = usize::try_from(offset).map_err(|_| out_of_range(offset))?;
-    let runes: Vec<char> = s.chars().collect();
-    if sub.is_empty() {
-        return Ok(if off > runes.len() {
-            to_i64(runes.len())
-        } else {
-            offset
-        });
-    }
-    let sub: Vec<char> = sub.chars().collect();
-    if off >= runes.len() || sub.len() > runes.len() {
-        return Ok(-1);
-    }
+    let (runes, sub, off) = match search(s, sub, offset)? {
+        Search::Answer(answer) => return Ok(answer),
+        Search::Within { runes, sub, offset } => (runes, sub, offset),
+    };
     let start = off.min(runes.len() - sub.len());
     Ok((0..=start)
         .rev()

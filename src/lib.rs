@@ -1,7 +1,7 @@
 //! kyverno-validate-policy: a Kubewarden policy that enforces Kyverno
-//! `validate` rules. This file is only the waPC glue; the pipeline is
-//! settings → policy (compile) → engine (evaluate) → verdict → admission
-//! (response).
+//! `validate` rules. This crate is only the waPC glue and the Kubewarden
+//! response (`admission`); the pipeline settings → policy (compile) →
+//! engine (evaluate) → verdict lives in `kyverno-engine`.
 #![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
@@ -14,40 +14,8 @@
 )]
 
 pub mod admission;
-pub mod anchor;
-pub mod api_call;
-pub mod autogen;
-pub mod cel;
-pub mod cluster;
-pub mod conditions;
-pub mod context;
-pub mod context_entries;
-pub mod diagnostics;
-pub mod engine;
-pub mod foreach;
-pub mod image_data;
-pub mod images;
-pub mod jmespath;
-pub mod matching;
-pub mod operator;
-pub mod pattern;
-pub mod pattern_body;
-pub mod policy;
-pub mod pss;
-pub mod references;
-pub mod request;
-pub mod resources;
-pub mod results;
-pub mod roles;
-pub mod rule;
-pub mod settings;
-pub mod variables;
-pub mod verdict;
-pub mod webhook_rules;
-pub mod wildcard;
 
-// Units shared with the CEL interpreter, under their old paths.
-pub use kube_units::{duration, quantity};
+pub use kyverno_engine::*;
 
 use wapc_guest::{register_function, CallResult};
 

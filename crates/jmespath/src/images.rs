@@ -182,14 +182,11 @@ fn check_digest(digest: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Kyverno's `images` variable for `resource`: container groups → container
-/// name → image info. `Ok(None)` when the kind has no containers or no
-/// images; an unparsable image is an error, as in Kyverno.
-pub fn images_of(resource: &Value) -> Result<Option<Value>, String> {
-    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
-    let Some(template) = crate::autogen::pod_template_path(kind) else {
-        return Ok(None);
-    };
+/// Kyverno's `images` variable for `resource`, whose pod template sits at
+/// `template` (empty for a Pod): container groups → container name → image
+/// info. `Ok(None)` when there are no images; an unparsable image is an
+/// error, as in Kyverno.
+pub fn images_of(resource: &Value, template: &[&str]) -> Result<Option<Value>, String> {
     let path: Vec<&str> = template.iter().copied().chain(["spec"]).collect();
     let mut spec = resource;
     for key in &path {
@@ -328,7 +325,7 @@ mod tests {
             "initContainers": [{"name": "init", "image": "busybox"}],
             "containers": [{"name": "app", "image": "ghcr.io/org/app:1.0"}, {"name": "noimage"}]
         }});
-        let images = images_of(&pod).unwrap().unwrap();
+        let images = images_of(&pod, &[]).unwrap().unwrap();
         assert_eq!(images["containers"]["app"]["registry"], "ghcr.io");
         assert_eq!(
             images["containers"]["app"]["jsonPointer"],
@@ -336,9 +333,10 @@ mod tests {
         );
         assert_eq!(images["initContainers"]["init"]["tag"], "latest");
         assert!(images["containers"].get("noimage").is_none());
-        assert!(images_of(&json!({"kind": "ConfigMap"})).unwrap().is_none());
         let deployment = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx@sha256:dead07b4d8ed7e29e98de0f4504d87e8880d4347859d839686a31da35a3b532f"}]}}}});
-        let images = images_of(&deployment).unwrap().unwrap();
+        let images = images_of(&deployment, &["spec", "template"])
+            .unwrap()
+            .unwrap();
         assert!(images["containers"]["c"].get("tag").is_none());
         assert_eq!(
             images["containers"]["c"]["jsonPointer"],

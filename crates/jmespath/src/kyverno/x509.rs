@@ -8,7 +8,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::{go_base64_decode, number, sorted_object};
-use crate::jmespath::time::{format_time, GoTime};
+use crate::time::{format_time, GoTime};
 
 /// Kyverno's `x509_decode`; the error text is Kyverno's (or Go's).
 pub(super) fn decode(text: &str) -> Result<Value, String> {

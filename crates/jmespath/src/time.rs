@@ -13,7 +13,7 @@ type ZoneParts<'a> = (&'a [u8], &'a [u8], &'a [u8], usize);
 use serde_json::Value;
 
 use super::kyverno::{go_parse_int, string_arg, FunctionError};
-use crate::duration;
+use kube_units::duration;
 
 /// `time.RFC3339`.
 const RFC3339: &str = "2006-01-02T15:04:05Z07:00";
@@ -552,7 +552,7 @@ fn atoi(bytes: &[u8]) -> Option<i64> {
         Some(b'+') => (false, tail(bytes, 1)),
         _ => (false, bytes),
     };
-    let (x, rest) = crate::duration::leading_int(digits)?;
+    let (x, rest) = kube_units::duration::leading_int(digits)?;
     if !rest.is_empty() {
         return None;
     }
@@ -633,7 +633,7 @@ fn parse_signed_offset(value: &[u8]) -> usize {
         return 0;
     }
     let digits = tail(value, 1);
-    match crate::duration::leading_int(digits) {
+    match kube_units::duration::leading_int(digits) {
         Some((x, rest)) if rest.len() != digits.len() && x <= 23 => value.len() - rest.len(),
         _ => 0,
     }

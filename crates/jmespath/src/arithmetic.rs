@@ -13,8 +13,8 @@ use super::kyverno::{
     arg, finite_number, generic, go_f64_to_i64, go_format_g, int_number, non_int_modulo,
     number_arg, type_mismatch, zero_division, FunctionError,
 };
-use crate::duration;
-use crate::quantity::QuantityValue;
+use kube_units::duration;
+use kube_units::quantity::QuantityValue;
 
 const NANOS_PER_SECOND: f64 = 1e9;
 

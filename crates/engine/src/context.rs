@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use crate::autogen;
 use crate::images;
 use crate::jmespath::{CompileError, Query, SearchError};
 use crate::request::AdmissionRequest;
@@ -24,6 +25,16 @@ pub enum QueryError {
     Compile { query: String, error: CompileError },
     #[error("JMESPath query failed: {0}")]
     Search(SearchError),
+}
+
+/// Kyverno's `images` variable: the images of a Pod or pod controller.
+fn images_variable(object: &Value) -> Result<Option<Value>, String> {
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let Some(template) = autogen::pod_template_path(kind) else {
+        return Ok(None);
+    };
+    images::images_of(object, template)
+        .map_err(|e| format!("failed to add image information to the policy rule context: {e}"))
 }
 
 #[derive(Debug, Clone)]
@@ -46,9 +57,7 @@ impl Context {
         let images = if delete {
             Ok(None)
         } else {
-            images::images_of(view.object()).map_err(|e| {
-                format!("failed to add image information to the policy rule context: {e}")
-            })
+            images_variable(view.object())
         };
         let mut req = match request {
             Value::Object(map) => map,
@@ -221,6 +230,19 @@ fn service_account(username: &str) -> (String, String) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn images_are_read_from_pods_and_pod_controllers_only() {
+        let cronjob = json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}}});
+        let images = images_variable(&cronjob).unwrap().unwrap();
+        assert_eq!(
+            images["containers"]["c"]["jsonPointer"],
+            "/spec/jobTemplate/spec/template/spec/containers/0/image"
+        );
+        let config =
+            json!({"kind": "ConfigMap", "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        assert!(images_variable(&config).unwrap().is_none());
+    }
 
     #[test]
     fn service_account_comes_from_the_username() {

@@ -6,13 +6,28 @@
 //!   arguments, pipes, projections and multi-selects turn into `null`;
 //! - Kyverno's functions (`kyverno` module) extend and override the
 //!   standard ones (`functions` module).
+//!
+//! `images` (image references as Kyverno parses them) and `wildcard`
+//! (Kyverno's `*`/`?` matching) serve these functions and the engine alike.
+#![deny(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 mod arithmetic;
 mod functions;
 pub mod go;
+pub mod images;
 pub mod kyverno;
 mod time;
 pub mod types;
+pub mod wildcard;
 
 use std::borrow::Cow;
 

@@ -153,3 +153,25 @@ run_with_session() {
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
   [ $(expr "$output" : '.*image index.docker.io/library/nginx@sha256:a* runs as root.*') -ne 0 ]
 }
+
+@test "reject a Pod over the container limit (deny rule)" {
+  run_policy max-containers-with-exception.yaml pod-three-containers.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*A maximum of 2 containers are allowed inside a Pod.*') -ne 0 ]
+}
+
+@test "exempt a labelled Pod through a PolicyException given in the settings" {
+  run_policy max-containers-with-exception.yaml pod-three-containers-blue.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "exempt a pod security control through a PolicyException read from the cluster" {
+  run_with_session pod-security-baseline.yaml pod-hostpath-staging.json policy-exceptions.yml
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "keep the pod security control outside the exception's namespace" {
+  run_with_session pod-security-baseline.yaml pod-hostpath-default.json policy-exceptions.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*hostPath volumes.*/var/lib1.*') -ne 0 ]
+}

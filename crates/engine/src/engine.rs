@@ -10,6 +10,7 @@ use crate::cluster::Cached;
 use crate::context::Context;
 use crate::context_entries::{load_context, Loaded};
 use crate::diagnostics::Diagnostics;
+use crate::exceptions;
 use crate::foreach;
 use crate::matching::{
     rule_applies, selector_matches, selects_by_namespace_labels, selects_by_roles, Target,
@@ -23,7 +24,10 @@ use crate::results::{
 };
 use crate::roles::{self, Roles};
 use crate::rule::{Body, CompiledRule};
-use crate::settings::{self, ApplyRules, FailureAction, FailureActionOverride, PolicySpec, Rule};
+use crate::settings::{
+    self, ApplyRules, FailureAction, FailureActionOverride, PodSecurityExclude, PolicyException,
+    PolicySpec, Rule, ValidationBody,
+};
 use crate::verdict::{RuleOutcome, RuleStatus};
 use crate::wildcard;
 
@@ -45,6 +49,11 @@ pub fn evaluate(
     let generated: Vec<Rule>;
     let mut missing = MissingData::default();
     let mut roles: Option<Roles> = None;
+    let exception_key = spec.exception_key();
+    let cluster_exceptions: Vec<PolicyException>;
+    // Per selected rule, the exceptions that name it and whose `match`
+    // selected the request; their conditions are checked in the context.
+    let exempting: Vec<Vec<&PolicyException>>;
     let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
         let mut target = Target::new(&view);
@@ -101,7 +110,7 @@ pub fn evaluate(
                 Err(e) => missing.roles = Some(e),
             }
         }
-        all()
+        let selected: Vec<(usize, FailureAction)> = all()
             .enumerate()
             .filter(|(i, rule)| {
                 // Without the data, a rule that selects by it cannot be
@@ -118,7 +127,63 @@ pub fn evaluate(
                 };
                 (i, failure_action(spec, rule, target.namespace, labels))
             })
-            .collect()
+            .collect();
+        let rule_name = |i: usize| all().nth(i).map(|r| r.name.as_str()).unwrap_or("");
+        cluster_exceptions = match &exception_key {
+            Some(_) if !selected.is_empty() => exceptions::from_cluster(cluster),
+            _ => Vec::new(),
+        };
+        let naming: Vec<Vec<&PolicyException>> = selected
+            .iter()
+            .map(|(i, _)| match &exception_key {
+                Some(key) => spec
+                    .exceptions
+                    .iter()
+                    .chain(&cluster_exceptions)
+                    .filter(|e| exceptions::names(e, key, rule_name(*i)))
+                    .collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        let candidates = || naming.iter().flatten();
+        if target.namespace_labels.is_none()
+            && missing.labels.is_none()
+            && target.object_kind != "Namespace"
+            && !target.namespace.is_empty()
+            && candidates().any(|e| exceptions::needs_labels(e))
+        {
+            // Without the labels such an exception cannot select: the rule applies.
+            if let Ok(namespace) = cluster.namespace(target.namespace) {
+                target.namespace_labels = Some(
+                    namespace
+                        .pointer("/metadata/labels")
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default(),
+                );
+            }
+        }
+        if target.roles.is_none()
+            && missing.roles.is_none()
+            && candidates().any(|e| exceptions::needs_roles(e))
+        {
+            let user = roles::User {
+                username: target.username,
+                groups: target.groups.clone(),
+            };
+            if let Ok(found) = roles::resolve(&user, cluster) {
+                target.roles = Some(found);
+            }
+        }
+        exempting = naming
+            .into_iter()
+            .map(|list| {
+                list.into_iter()
+                    .filter(|e| exceptions::selects(e, &target))
+                    .collect()
+            })
+            .collect();
+        selected
     };
     let rules: Vec<&Rule> = spec.rules.iter().chain(&generated).collect();
     let mut ctx = Context::new(request);
@@ -126,12 +191,48 @@ pub fn evaluate(
         ctx.add_roles(roles);
     }
     let mut outcomes = Vec::new();
-    for (index, action) in selected {
+    let delete = AdmissionRequest::new(ctx.request()).operation() == "DELETE";
+    for ((index, action), exempting) in selected.into_iter().zip(&exempting) {
         let Some(rule) = rules.get(index) else {
             continue;
         };
         let raw = raw_rule(raw_rules, &generated_json, index);
         let mut code = None;
+        let exempted = match exceptions::holding(exempting, &ctx, delete) {
+            Ok(list) => list,
+            Err(e) => {
+                outcomes.push(RuleOutcome {
+                    rule: rule.name.clone(),
+                    status: RuleStatus::Error,
+                    message: e,
+                    action,
+                    code,
+                });
+                continue;
+            }
+        };
+        // Exceptions that exempt pod security controls relax a podSecurity
+        // rule control by control; any other exception skips the rule.
+        let pod_security = matches!(rule.validate.body, ValidationBody::PodSecurity(_));
+        let controls: Vec<PodSecurityExclude> =
+            if pod_security && exempted.iter().all(|e| !e.pod_security.is_empty()) {
+                exempted
+                    .iter()
+                    .flat_map(|e| e.pod_security.iter().cloned())
+                    .collect()
+            } else {
+                if !exempted.is_empty() {
+                    outcomes.push(RuleOutcome {
+                        rule: rule.name.clone(),
+                        status: RuleStatus::Skip,
+                        message: exceptions::skip_message(&exempted),
+                        action,
+                        code,
+                    });
+                    continue;
+                }
+                Vec::new()
+            };
         let result = match missing.error(rule, raw) {
             Some(e) => Some((RuleStatus::Error, e)),
             None => run_rule(
@@ -140,6 +241,7 @@ pub fn evaluate(
                 cluster,
                 action == FailureAction::Enforce,
                 &mut code,
+                &controls,
             ),
         };
         let Some((status, message)) = result else {
@@ -244,19 +346,28 @@ fn cel_inputs<'a>(request: &'a Value, namespace_object: Option<&'a Value>) -> ce
 /// Compiles and runs one selected rule; `None` when Kyverno produces no
 /// result for it (pattern rules on DELETE, foreach over nothing).
 /// `code`: the HTTP status a failing CEL expression's `reason` asks for.
+/// `exempted`: pod security controls that policy exceptions exempt.
 fn run_rule(
     rule: &Rule,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     enforce: bool,
     code: &mut Option<u16>,
+    exempted: &[PodSecurityExclude],
 ) -> Result2 {
     let request = AdmissionRequest::new(ctx.request());
     let delete = request.operation() == "DELETE";
     let update = request.operation() == "UPDATE" && !request.old_object().is_null();
     let mut diags = Diagnostics::default();
     let compiled = match policy::compile_rule(rule, delete, &mut diags) {
-        Some(compiled) if diags.is_empty() => compiled,
+        Some(mut compiled) if diags.is_empty() => {
+            if let Body::PodSecurity(check) = &mut compiled.body {
+                if !exempted.is_empty() {
+                    *check = check.with_exemptions(exempted);
+                }
+            }
+            compiled
+        }
         _ => {
             return Some((
                 RuleStatus::Error,

@@ -22,6 +22,7 @@ pub mod context;
 pub mod context_entries;
 pub mod diagnostics;
 pub mod engine;
+pub mod exceptions;
 pub mod foreach;
 pub mod image_data;
 pub mod matching;

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
+use crate::pss;
 use crate::results::RuleText;
 use crate::rule::{self, Body, CompiledRule};
 use crate::settings::{self, Rule};
@@ -17,6 +18,15 @@ pub fn check(settings: &Value) -> Diagnostics {
     if let Some(spec) = settings::parse(settings, &mut diags) {
         for rule in &spec.rules {
             compile_rule(rule, false, &mut diags);
+        }
+        for exception in &spec.exceptions {
+            let path = key_path(&exception.path, "spec");
+            if let Some(conditions) = &exception.conditions {
+                let path = key_path(&path, "conditions");
+                CompiledConditions::compile(conditions, &path, false, &mut diags);
+            }
+            let path = key_path(&path, "podSecurity");
+            pss::check_exemptions(&exception.pod_security, &path, &mut diags);
         }
     }
     diags
@@ -95,7 +105,7 @@ mod tests {
             ("missing_rules", json!({}), vec!["rules: is required: list the validate rules to enforce"]),
             ("empty_rules", json!({"rules": []}), vec!["rules: must not be empty: list at least one validate rule"]),
             ("unknown_top_level_key", json!({"rules": [pod_rule(json!({"pattern": {}}))], "bogus": true}),
-                vec!["bogus: unknown field `bogus`; expected one of admission, applyRules, autogenControllers, background, emitWarning, failurePolicy, generateExisting, generateExistingOnPolicyUpdate, mutateExistingOnPolicyUpdate, policyName, rules, schemaValidation, useServerSideApply, validationFailureAction, validationFailureActionOverrides, webhookConfiguration, webhookTimeoutSeconds"]),
+                vec!["bogus: unknown field `bogus`; expected one of admission, applyRules, autogenControllers, background, emitWarning, exceptions, failurePolicy, generateExisting, generateExistingOnPolicyUpdate, mutateExistingOnPolicyUpdate, policyName, rules, schemaValidation, useServerSideApply, validationFailureAction, validationFailureActionOverrides, webhookConfiguration, webhookTimeoutSeconds"]),
             ("misspelled_field_gets_a_suggestion", json!({"rules": [pod_rule(json!({"pattern": {}}))], "validationFailureActon": "Enforce"}),
                 vec!["validationFailureActon: unknown field `validationFailureActon`: did you mean `validationFailureAction`?"]),
             ("allowed_fields_listed_once_per_object", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"], "foo": 1, "bar": 2}}]}, "validate": {"pattern": {}}}]}),
@@ -135,6 +145,27 @@ mod tests {
                 vec![]),
             ("not_yet_supported_bodies", json!({"rules": [pod_rule(json!({"manifests": {}}))]}),
                 vec!["rules[0].validate.manifests: `validate.manifests` is not supported yet"]),
+            ("exception_needs_policy_name", json!({"rules": [pod_rule(json!({"pattern": {}}))],
+                "exceptions": [{"apiVersion": "kyverno.io/v2", "kind": "PolicyException", "metadata": {"name": "e"},
+                    "spec": {"exceptions": [{"policyName": "p", "ruleNames": ["r"]}], "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}}}]}),
+                vec!["exceptions: need `policyName`: exceptions name the policy they exempt rules of"]),
+            ("exception_for_another_policy", json!({"policyName": "mine", "rules": [pod_rule(json!({"pattern": {}}))],
+                "exceptions": [{"apiVersion": "kyverno.io/v2", "kind": "PolicyException", "metadata": {"name": "e"},
+                    "spec": {"exceptions": [{"policyName": "theirs", "ruleNames": ["r"]}], "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}}}]}),
+                vec!["exceptions[0]: exempts no rule of this policy: its `policyName`s differ from `mine`"]),
+            ("exception_problems_have_paths", json!({"policyName": "p", "rules": [pod_rule(json!({"pattern": {}}))],
+                "exceptions": [{"apiVersion": "kyverno.io/v1", "kind": "PolicyException"},
+                    {"apiVersion": "kyverno.io/v2beta1", "kind": "PolicyException", "metadata": {"name": "e"},
+                    "spec": {"exceptions": [{"policyName": "p", "ruleNames": []}],
+                        "conditions": {"any": [{"key": "{{ request.[ }}", "operator": "Equals", "value": "x"}]},
+                        "podSecurity": [{"controlName": "Capabilities"}]}}]}),
+                vec![
+                    "exceptions[0]: must be a `PolicyException` (kyverno.io/v2 or kyverno.io/v2beta1), not a `kyverno.io/v1` `PolicyException`",
+                    "exceptions[1].spec.exceptions[0]: `ruleNames` must name at least one rule",
+                    "exceptions[1].spec.match: is required: say which resources the exception applies to",
+                    "exceptions[1].spec.conditions.any[0].key: variable `{{request.[}}`: syntax error at column 10: expected a value, found the end of the expression (after `request.[`)",
+                    "exceptions[1].spec.podSecurity[0].controlName: \"Capabilities\" is a container level control: exclude.images must be specified",
+                ]),
             ("variables_in_pattern_are_valid", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.name }}"}}}))]}), vec![]),
             ("bad_expression_in_pattern", json!({"rules": [pod_rule(json!({"pattern": {"metadata": {"name": "{{ request.[ }}"}}}))]}),
                 vec!["rules[0].validate.pattern.metadata.name: variable `{{request.[}}`: syntax error at column 10: expected a value, found the end of the expression (after `request.[`)"]),

@@ -212,6 +212,21 @@ impl PodSecurityCheck {
         )
     }
 
+    /// This check with the controls that policy exceptions exempt excluded
+    /// too. They stay pod-relative, also on pod controllers: Kyverno applies
+    /// them to the pod it extracted. Controls it does not know are left out
+    /// ([`check_exemptions`] reports them in the settings).
+    pub fn with_exemptions(&self, exempted: &[PodSecurityExclude]) -> Self {
+        let mut out = self.clone();
+        let mut ignored = Diagnostics::quiet();
+        out.excludes.extend(
+            exempted
+                .iter()
+                .filter_map(|e| compile_exclude(e, None, "", &mut ignored)),
+        );
+        out
+    }
+
     /// The settings of the rule Kyverno's autogen derives for pod
     /// controllers (`cronjob`: for CronJobs). Kyverno's
     /// `updateRestrictedFields` moves `restrictedField` under the template
@@ -234,6 +249,14 @@ impl PodSecurityCheck {
             e.values = e.values.iter().map(|s| rewrite(s.as_str())).collect();
         }
         out
+    }
+}
+
+/// Reports what is wrong with a PolicyException's `podSecurity` controls,
+/// found at `path`.
+pub fn check_exemptions(exempted: &[PodSecurityExclude], path: &str, diags: &mut Diagnostics) {
+    for (i, e) in exempted.iter().enumerate() {
+        compile_exclude(e, None, &index_path(path, i), diags);
     }
 }
 

@@ -55,8 +55,49 @@ pub struct PolicySpec<'a> {
     /// Stands in for the `pod-policies.kyverno.io/autogen-controllers` annotation.
     pub autogen_controllers: Option<String>,
     /// The Kyverno policy's `metadata.name`: messages name the policy, as
-    /// Kyverno's do.
+    /// Kyverno's do, and PolicyExceptions name it.
     pub policy_name: Option<String>,
+    /// The namespace of a namespaced `Policy` given as a whole manifest:
+    /// exceptions name such a policy `namespace/name`.
+    pub policy_namespace: Option<String>,
+    /// PolicyExceptions given with the settings (`exceptions`).
+    pub exceptions: Vec<PolicyException>,
+}
+
+impl PolicySpec<'_> {
+    /// How PolicyExceptions name this policy (`policyName`): `name` for a
+    /// ClusterPolicy, `namespace/name` for a Policy.
+    pub fn exception_key(&self) -> Option<String> {
+        let name = self.policy_name.as_deref()?;
+        Some(match &self.policy_namespace {
+            Some(namespace) => format!("{namespace}/{name}"),
+            None => name.to_string(),
+        })
+    }
+}
+
+/// A Kyverno `PolicyException` (`kyverno.io/v2` or `v2beta1`): the rules it
+/// exempts, and the resources (`match`, `conditions`) it exempts them for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyException {
+    /// `namespace/name`, or `name`: how Kyverno names it in messages.
+    pub key: String,
+    pub targets: Vec<ExceptionTarget>,
+    pub match_resources: MatchResources,
+    pub conditions: Option<Conditions>,
+    /// Pod security controls exempted; an exception with these only relaxes
+    /// `podSecurity` rules, control by control.
+    pub pod_security: Vec<PodSecurityExclude>,
+    /// Where it sits in the settings (`exceptions[0]`), for messages; empty
+    /// for exceptions read from the cluster.
+    pub path: String,
+}
+
+/// `spec.exceptions[]`: a policy and the names of its rules (wildcards allowed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExceptionTarget {
+    pub policy_name: String,
+    pub rule_names: Vec<String>,
 }
 
 /// A rule; its validate body borrows the settings' JSON (patterns are not
@@ -305,6 +346,7 @@ const SPEC_FIELDS: &[&str] = &[
     "applyRules",
     "autogenControllers",
     "policyName",
+    "exceptions",
 ];
 
 /// A whole Kyverno policy given as settings: its `spec` is the policy.
@@ -351,6 +393,7 @@ pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicyS
         return None;
     }
     let mut name = None;
+    let mut namespace = None;
     let mut autogen = None;
     if let Some(metadata) = manifest.get("metadata").and_then(|m| {
         Fields::open(
@@ -371,6 +414,10 @@ pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicyS
         )
     }) {
         name = metadata.string("name", diags);
+        // A ClusterPolicy's namespace means nothing; a Policy's names it.
+        namespace = metadata
+            .string("namespace", diags)
+            .filter(|n| kind == "Policy" && !n.is_empty());
         autogen = metadata
             .get("annotations")
             .and_then(|a| a.get(AUTOGEN_ANNOTATION))
@@ -398,6 +445,9 @@ pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicyS
     let mut parsed = parsed?;
     if parsed.policy_name.is_none() {
         parsed.policy_name = name;
+    }
+    if parsed.policy_namespace.is_none() {
+        parsed.policy_namespace = namespace;
     }
     if parsed.autogen_controllers.is_none() {
         parsed.autogen_controllers = autogen;
@@ -450,6 +500,35 @@ fn parse_spec<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<Policy
     };
     let autogen_controllers = spec.string("autogenControllers", diags);
     let policy_name = spec.string("policyName", diags);
+    let exceptions: Vec<PolicyException> = spec
+        .list("exceptions", diags)
+        .into_iter()
+        .filter_map(|(p, v)| parse_exception(v, &p, diags))
+        .collect();
+    match &policy_name {
+        None if !exceptions.is_empty() => diags.push(
+            "exceptions",
+            "need `policyName`: exceptions name the policy they exempt rules of",
+        ),
+        Some(name) => {
+            for e in &exceptions {
+                // A namespaced Policy's exceptions write `namespace/name`.
+                let names_this = |t: &ExceptionTarget| {
+                    t.policy_name == *name
+                        || t.policy_name
+                            .rsplit_once('/')
+                            .is_some_and(|(_, n)| n == name)
+                };
+                if !e.targets.is_empty() && !e.targets.iter().any(names_this) {
+                    diags.push(
+                        &e.path,
+                        format!("exempts no rule of this policy: its `policyName`s differ from `{name}`"),
+                    );
+                }
+            }
+        }
+        None => {}
+    }
     Some(PolicySpec {
         rules,
         failure_action,
@@ -457,6 +536,113 @@ fn parse_spec<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<Policy
         apply_rules,
         autogen_controllers,
         policy_name,
+        policy_namespace: None,
+        exceptions,
+    })
+}
+
+const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"];
+
+/// Parses one `PolicyException` manifest, from the settings or the cluster.
+pub fn parse_exception(
+    value: &Value,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<PolicyException> {
+    let manifest = Fields::open(value, path, &[MANIFEST_FIELDS], diags)?;
+    let kind = manifest.string("kind", diags).unwrap_or_default();
+    let api_version = manifest.string("apiVersion", diags).unwrap_or_default();
+    if kind != "PolicyException" || !EXCEPTION_API_VERSIONS.contains(&api_version.as_str()) {
+        diags.push(
+            path,
+            format!(
+                "must be a `PolicyException` ({}), not a `{api_version}` `{kind}`",
+                EXCEPTION_API_VERSIONS.join(" or ")
+            ),
+        );
+        return None;
+    }
+    let metadata = manifest.get("metadata");
+    let meta = |key: &str| {
+        metadata
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let key = match (meta("namespace"), meta("name")) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.to_string(),
+        (_, None) => {
+            diags.push(&manifest.path("metadata"), "`name` is required");
+            String::new()
+        }
+    };
+    let Some(spec) = manifest.get("spec") else {
+        diags.push(path, "`spec` is required");
+        return None;
+    };
+    let spec = Fields::open(
+        spec,
+        &manifest.path("spec"),
+        &[&[
+            "exceptions",
+            "match",
+            "conditions",
+            "podSecurity",
+            "background",
+        ]],
+        diags,
+    )?;
+    let targets: Vec<ExceptionTarget> = spec
+        .list("exceptions", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let f = Fields::open(v, &p, &[&["policyName", "ruleNames"]], diags)?;
+            let policy_name = f.string("policyName", diags).unwrap_or_default();
+            if policy_name.is_empty() {
+                diags.push(&p, "`policyName` is required");
+            }
+            let rule_names = f.strings("ruleNames", diags);
+            if rule_names.is_empty() {
+                diags.push(&p, "`ruleNames` must name at least one rule");
+            }
+            Some(ExceptionTarget {
+                policy_name,
+                rule_names,
+            })
+        })
+        .collect();
+    if targets.is_empty() {
+        diags.push(
+            &spec.path("exceptions"),
+            "must name at least one policy and its rules",
+        );
+    }
+    let match_resources = match spec.get("match") {
+        Some(v) => parse_match(v, &spec.path("match"), diags),
+        None => {
+            diags.push(
+                &spec.path("match"),
+                "is required: say which resources the exception applies to",
+            );
+            MatchResources::default()
+        }
+    };
+    let conditions = spec
+        .get("conditions")
+        .and_then(|v| parse_conditions(v, &spec.path("conditions"), diags));
+    let pod_security = spec
+        .list("podSecurity", diags)
+        .into_iter()
+        .filter_map(|(p, v)| parse_pod_security_exclude(v, &p, diags))
+        .collect();
+    Some(PolicyException {
+        key,
+        targets,
+        match_resources,
+        conditions,
+        pod_security,
+        path: path.to_string(),
     })
 }
 
@@ -1223,25 +1409,31 @@ fn parse_pod_security(value: &Value, path: &str, diags: &mut Diagnostics) -> Opt
     let exclude = f
         .list("exclude", diags)
         .into_iter()
-        .filter_map(|(p, v)| {
-            let e = Fields::open(
-                v,
-                &p,
-                &[&["controlName", "images", "restrictedField", "values"]],
-                diags,
-            )?;
-            Some(PodSecurityExclude {
-                control_name: e.string("controlName", diags).unwrap_or_default(),
-                images: e.strings("images", diags),
-                restricted_field: e.string("restrictedField", diags),
-                values: e.strings("values", diags),
-            })
-        })
+        .filter_map(|(p, v)| parse_pod_security_exclude(v, &p, diags))
         .collect();
     Some(PodSecurity {
         level: f.string("level", diags).unwrap_or_default(),
         version: f.string("version", diags),
         exclude,
+    })
+}
+
+fn parse_pod_security_exclude(
+    value: &Value,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<PodSecurityExclude> {
+    let e = Fields::open(
+        value,
+        path,
+        &[&["controlName", "images", "restrictedField", "values"]],
+        diags,
+    )?;
+    Some(PodSecurityExclude {
+        control_name: e.string("controlName", diags).unwrap_or_default(),
+        images: e.strings("images", diags),
+        restricted_field: e.string("restrictedField", diags),
+        values: e.strings("values", diags),
     })
 }
 

@@ -4,9 +4,8 @@ use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
-use crate::cluster::{Cached, Cluster, NoCluster};
-use crate::diagnostics::Diagnostics;
-use crate::{engine, policy, settings, verdict};
+use crate::cluster::{Cluster, NoCluster};
+use crate::{engine, policy, verdict};
 
 /// HTTP status for a rejected request; the API server turns any code below
 /// 400 into 400, which is what Kyverno's denials end up as.
@@ -34,38 +33,21 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
     let settings_doc = document.get("settings").unwrap_or(&Value::Null);
-    // Settings are parsed without their paths; only invalid settings are
-    // parsed again, with paths, to say where the problems are.
-    let mut diags = Diagnostics::quiet();
-    let spec = settings::parse(settings_doc, &mut diags);
-    let spec = match spec {
-        Some(spec) if diags.is_empty() => spec,
-        _ => {
-            let mut diags = Diagnostics::default();
-            settings::parse(settings_doc, &mut diags);
-            return reject(
-                format!("invalid policy settings: {}", diags.summary()),
-                Vec::new(),
-            );
-        }
-    };
-    let raw_rules = settings::spec_of(settings_doc)
-        .get("rules")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
     // Only a payload that names the variables can have rules that read them;
     // a byte search spares every other request a walk of every rule.
     let mentions_roles = memchr::memmem::find(payload, b"request.roles").is_some()
         || memchr::memmem::find(payload, b"request.clusterRoles").is_some();
-    let outcomes = engine::evaluate(
-        &spec,
-        raw_rules,
-        raw_request,
-        &Cached::new(cluster),
-        mentions_roles,
-    );
-    let verdict = verdict::decide(&outcomes, spec.policy_name.as_deref());
+    let evaluation =
+        match engine::evaluate_settings(settings_doc, raw_request, cluster, mentions_roles) {
+            Ok(evaluation) => evaluation,
+            Err(diags) => {
+                return reject(
+                    format!("invalid policy settings: {}", diags.summary()),
+                    Vec::new(),
+                )
+            }
+        };
+    let verdict = verdict::decide(&evaluation.outcomes, evaluation.policy_name.as_deref());
     if verdict.accepted {
         ValidationResponse {
             accepted: true,

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::autogen;
 use crate::cel;
-use crate::cluster::Cached;
+use crate::cluster::{Cached, Cluster};
 use crate::context::Context;
 use crate::context_entries::{load_context, Loaded};
 use crate::diagnostics::Diagnostics;
@@ -30,6 +30,54 @@ use crate::settings::{
 };
 use crate::verdict::{RuleOutcome, RuleStatus};
 use crate::wildcard;
+
+/// What a policy's rules said about one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub outcomes: Vec<RuleOutcome>,
+    /// The Kyverno policy's name, when the settings give it.
+    pub policy_name: Option<String>,
+}
+
+/// The whole pipeline for one request, as the module and the CLI run it:
+/// parse the settings (a Kyverno policy's `spec` or manifest), select and
+/// evaluate the rules. Invalid settings come back as their problems, with
+/// paths. `mentions_roles`: whether the settings may name `request.roles`
+/// or `request.clusterRoles` (a byte search of the payload answers it).
+pub fn evaluate_settings(
+    settings: &Value,
+    request: Value,
+    cluster: &dyn Cluster,
+    mentions_roles: bool,
+) -> Result<Evaluation, Diagnostics> {
+    // Settings are parsed without their paths; only invalid settings are
+    // parsed again, with paths, to say where the problems are.
+    let mut diags = Diagnostics::quiet();
+    let spec = match settings::parse(settings, &mut diags) {
+        Some(spec) if diags.is_empty() => spec,
+        _ => {
+            let mut diags = Diagnostics::default();
+            settings::parse(settings, &mut diags);
+            return Err(diags);
+        }
+    };
+    let raw_rules = settings::spec_of(settings)
+        .get("rules")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let outcomes = evaluate(
+        &spec,
+        raw_rules,
+        request,
+        &Cached::new(cluster),
+        mentions_roles,
+    );
+    Ok(Evaluation {
+        outcomes,
+        policy_name: spec.policy_name,
+    })
+}
 
 /// Evaluates every rule that applies to the request, in Kyverno's order:
 /// the policy's rules, then the rules autogen derives for the request's

@@ -361,7 +361,8 @@ impl<'e, 'a> Eval<'e, 'a> {
     }
 
     /// `o.or(p)` and `o.orValue(v)` evaluate the alternative only when
-    /// `o` is empty.
+    /// `o` is empty. A receiver that is not optional comes back as it is,
+    /// as cel-go's short-circuiting `evalOptionalOr[Value]` returns it.
     fn optional_or(
         &mut self,
         func: Func,
@@ -379,7 +380,7 @@ impl<'e, 'a> Eval<'e, 'a> {
                     other => Err(no_overload(func.name(), &[Value::Optional(None), other])),
                 }
             }
-            other => Err(no_overload(func.name(), &[other])),
+            other => Ok(other),
         }
     }
 

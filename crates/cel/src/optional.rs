@@ -75,6 +75,11 @@ mod tests {
             ),
             ("optional_index_list", "object.spec.list[?1].value()", "20"),
             (
+                "or_value_on_an_error_is_the_error",
+                "object.spec.zzz.orValue(0)",
+                "error: no such key: zzz",
+            ),
+            (
                 "optional_index_out_of_range",
                 "object.spec.list[?5].hasValue()",
                 "false",
@@ -115,9 +120,14 @@ mod tests {
             ("on_non_container_is_none", "'abc'.?x.hasValue()", "false"),
             ("has_on_optional", "has(object.spec.?a.b)", "true"),
             (
-                "or_value_on_non_optional",
-                "object.spec.orValue(1)",
-                "error: no matching overload for 'orValue' applied to '(map)'",
+                "or_value_on_non_optional_is_the_receiver",
+                "object.spec.list.orValue([])",
+                "[10, 20]",
+            ),
+            (
+                "or_on_non_optional_is_the_receiver",
+                "object.spec.a.b.or(optional.of(0))",
+                "1",
             ),
             (
                 "list_optional_entries",

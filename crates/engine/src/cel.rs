@@ -167,7 +167,9 @@ impl CompiledCel {
     }
 
     /// Evaluates every expression; the first that is not `true` fails the
-    /// rule (or errors it).
+    /// rule. An expression that errors fails it too: Kyverno runs CEL rules
+    /// as a ValidatingAdmissionPolicy with `failurePolicy: Fail`, whose
+    /// evaluation errors deny.
     pub fn evaluate(&self, inputs: &Inputs<'_>) -> (RuleStatus, String) {
         let (status, message, _) = self.evaluate_with_code(inputs);
         (status, message)
@@ -198,7 +200,7 @@ impl CompiledCel {
                     }
                     None => {
                         return (
-                            RuleStatus::Error,
+                            RuleStatus::Fail,
                             format!(
                             "expression '{}' resulted in error: expected a bool, got {} `{value}`",
                             e.text,
@@ -210,7 +212,7 @@ impl CompiledCel {
                 },
                 Err(err) => {
                     return (
-                        RuleStatus::Error,
+                        RuleStatus::Fail,
                         format!("expression '{}' resulted in error: {err}", e.text),
                         None,
                     )

@@ -90,14 +90,14 @@ fn expressions_decide_as_kubernetes_cel_does() {
             RuleStatus::Pass,
         ),
         (
-            "missing_key_is_an_error",
+            "missing_key_error_fails_the_rule",
             "object.spec.missing == 1",
-            RuleStatus::Error,
+            RuleStatus::Fail,
         ),
         (
-            "non_bool_is_an_error",
+            "non_bool_result_fails_the_rule",
             "object.spec.replicas",
-            RuleStatus::Error,
+            RuleStatus::Fail,
         ),
     ];
     for (name, expression, want) in cases {

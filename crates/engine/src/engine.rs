@@ -292,9 +292,15 @@ pub fn evaluate(
                 &controls,
             ),
         };
-        let Some((status, message)) = result else {
+        let Some((mut status, mut message)) = result else {
             continue;
         };
+        if status == RuleStatus::Pass && !controls.is_empty() {
+            // Passing thanks to the exempted controls: Kyverno reports the
+            // exceptions' skip.
+            status = RuleStatus::Skip;
+            message = exceptions::skip_message(&exempted);
+        }
         outcomes.push(RuleOutcome {
             rule: rule.name.clone(),
             status,

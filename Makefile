@@ -14,7 +14,7 @@ setup:
 	rustup target add wasm32-wasip1
 
 $(WASM): $(SOURCE_FILES) Cargo.toml Cargo.lock | setup
-	cargo build --target=wasm32-wasip1 --release
+	cargo build --target=wasm32-wasip1 --release -p kyverno-validate-policy
 
 policy.wasm: $(WASM)
 	cp $(WASM) policy.wasm

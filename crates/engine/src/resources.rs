@@ -194,6 +194,22 @@ pub fn plural_of(group: &str, kind: &str) -> Option<&'static str> {
         .map(|(_, p, _)| *p)
 }
 
+/// The groups that serve a built-in Kind (`Event` is in two), in table order.
+pub fn groups_of(kind: &str) -> impl Iterator<Item = &'static str> + '_ {
+    KNOWN
+        .iter()
+        .filter(move |(_, _, k)| *k == kind)
+        .map(|(g, _, _)| *g)
+}
+
+/// The plural of a common custom resource Kind, whatever its group.
+pub fn custom_plural_of(kind: &str) -> Option<&'static str> {
+    KNOWN_CUSTOM
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map(|(p, _)| *p)
+}
+
 /// Built-in kinds that live outside namespaces.
 const CLUSTER_SCOPED: &[&str] = &[
     "APIService",
@@ -333,6 +349,18 @@ mod tests {
         assert_eq!(plural_of("apps", "Deployment"), Some("deployments"));
         assert_eq!(plural_of("", "Endpoints"), Some("endpoints"));
         assert_eq!(plural_of("example.com", "Widget"), None);
+    }
+
+    #[test]
+    fn groups_and_custom_plurals_of_kinds() {
+        assert_eq!(groups_of("Deployment").collect::<Vec<_>>(), ["apps"]);
+        assert_eq!(
+            groups_of("Event").collect::<Vec<_>>(),
+            ["", "events.k8s.io"]
+        );
+        assert_eq!(groups_of("Widget").count(), 0);
+        assert_eq!(custom_plural_of("HTTPRoute"), Some("httproutes"));
+        assert_eq!(custom_plural_of("Deployment"), None);
     }
 
     #[test]

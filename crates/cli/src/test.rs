@@ -1,0 +1,1050 @@
+//! `kyverno-validate test`: runs Kyverno CLI test files (`kyverno-test.yaml`)
+//! through the engine and checks their `results`, as `kyverno test` does.
+//!
+//! A test names policies, resources, PolicyExceptions, a values file and a
+//! user. Each resource becomes a CREATE admission request (namespaced kinds
+//! get `namespace: default` when they have none, as Kyverno's CLI does).
+//! Values stand in for cluster lookups: a value named like a context entry
+//! replaces that entry, `request.*` values are set on the request, and the
+//! values file's `namespaceSelector` gives namespaces their labels. The user
+//! file's roles and cluster roles are served as bindings, so `roles` /
+//! `clusterRoles` and `request.roles` work as in Kyverno.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use kyverno_engine::cluster::{Cluster, Lookup};
+use kyverno_engine::engine::evaluate_settings;
+use kyverno_engine::resources;
+use kyverno_engine::verdict::RuleStatus;
+use serde_json::{json, Map, Value};
+
+/// One checked result: a row of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub policy: String,
+    pub rule: String,
+    pub resource: String,
+    pub expected: String,
+    /// What the engine said (`pass`, `fail`, `skip`, `warn`, `error`), or
+    /// `None` when the rule gave no result for the resource.
+    pub got: Option<String>,
+    pub ok: bool,
+    pub reason: String,
+}
+
+/// The rows of one test file, or why it could not run.
+#[derive(Debug)]
+pub struct FileReport {
+    pub path: PathBuf,
+    pub rows: Vec<Row>,
+    pub error: Option<String>,
+}
+
+impl FileReport {
+    pub fn failed(&self) -> usize {
+        self.rows.iter().filter(|r| !r.ok).count() + usize::from(self.error.is_some())
+    }
+}
+
+/// Every test file under `paths` (files as given, directories searched
+/// recursively for `file_name`), sorted.
+pub fn discover(paths: &[PathBuf], file_name: &str) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, file_name, &mut found)?;
+        } else if path.is_file() {
+            found.push(path.clone());
+        } else {
+            bail!("{}: no such file or directory", path.display());
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(dir: &Path, file_name: &str, found: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, file_name, found)?;
+        } else if path.file_name().is_some_and(|n| n == file_name) {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Runs one test file.
+pub fn run_file(path: &Path) -> FileReport {
+    match run(path) {
+        Ok(rows) => FileReport {
+            path: path.to_path_buf(),
+            rows,
+            error: None,
+        },
+        Err(e) => FileReport {
+            path: path.to_path_buf(),
+            rows: Vec::new(),
+            error: Some(format!("{e:#}")),
+        },
+    }
+}
+
+/// A test file's parts, as Kyverno's `Test` (and its legacy form) has them.
+struct TestFile {
+    policies: Vec<String>,
+    resources: Vec<String>,
+    exceptions: Vec<String>,
+    variables: Option<String>,
+    userinfo: Option<String>,
+    results: Vec<Value>,
+}
+
+fn read_test(path: &Path) -> Result<TestFile> {
+    let docs = read_yaml(path)?;
+    let Some(doc) = docs.into_iter().next() else {
+        bail!("{}: the file is empty", path.display());
+    };
+    if let Some(api_version) = doc.get("apiVersion").and_then(Value::as_str) {
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+        if !api_version.starts_with("cli.kyverno.io/") || kind != "Test" {
+            bail!(
+                "{}: not a Kyverno test: expected `cli.kyverno.io/v1alpha1` `Test`, found `{api_version}` `{kind}`",
+                path.display()
+            );
+        }
+    }
+    let strings = |key: &str| -> Vec<String> {
+        doc.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let string = |key: &str| {
+        doc.get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    Ok(TestFile {
+        policies: strings("policies"),
+        resources: strings("resources"),
+        exceptions: strings("exceptions"),
+        variables: string("variables"),
+        userinfo: string("userinfo"),
+        results: doc
+            .get("results")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    })
+}
+
+/// Every non-empty YAML document of a file, as JSON.
+fn read_yaml(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut docs = Vec::new();
+    for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+        let context = || format!("{}: document {}: not YAML", path.display(), i + 1);
+        let yaml: serde_yaml::Value = serde::Deserialize::deserialize(doc).with_context(context)?;
+        let value = serde_json::to_value(yaml).with_context(context)?;
+        match value {
+            Value::Null => {}
+            Value::Object(map) if map.get("kind").and_then(Value::as_str) == Some("List") => docs
+                .extend(
+                    map.get("items")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+            other => docs.push(other),
+        }
+    }
+    Ok(docs)
+}
+
+/// Files a test names, relative to the test's folder; Kyverno also takes
+/// URLs, which need a network this command does not use.
+fn load_all(base: &Path, files: &[String]) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for file in files {
+        if file.contains("://") {
+            bail!("`{file}`: policies and resources from URLs are not supported; download them next to the test");
+        }
+        out.extend(read_yaml(&base.join(file))?);
+    }
+    Ok(out)
+}
+
+/// The values file (`cli.kyverno.io/v1alpha1` `Values`, or the legacy form).
+#[derive(Default)]
+struct Values {
+    global: Map<String, Value>,
+    /// policy → rule → values.
+    rules: BTreeMap<(String, String), Map<String, Value>>,
+    /// policy → resource name → values.
+    resources: BTreeMap<(String, String), Map<String, Value>>,
+    namespace_labels: BTreeMap<String, Value>,
+}
+
+fn read_values(path: &Path) -> Result<Values> {
+    let doc = read_yaml(path)?.into_iter().next().unwrap_or(Value::Null);
+    let object = |v: Option<&Value>| v.and_then(Value::as_object).cloned().unwrap_or_default();
+    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    let name = |v: &Value| {
+        v.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut values = Values {
+        global: object(doc.get("globalValues")),
+        ..Values::default()
+    };
+    for policy in list(doc.get("policies")) {
+        let policy_name = name(&policy);
+        for rule in list(policy.get("rules")) {
+            if rule.get("foreachValues").is_some() {
+                bail!(
+                    "{}: `foreachValues` (rule {} of policy {policy_name}) is not supported",
+                    path.display(),
+                    name(&rule)
+                );
+            }
+            values.rules.insert(
+                (policy_name.clone(), name(&rule)),
+                object(rule.get("values")),
+            );
+        }
+        for resource in list(policy.get("resources")) {
+            values.resources.insert(
+                (policy_name.clone(), name(&resource)),
+                object(resource.get("values")),
+            );
+        }
+    }
+    for namespace in list(doc.get("namespaceSelector")) {
+        let labels = namespace.get("labels").cloned().unwrap_or(json!({}));
+        values.namespace_labels.insert(name(&namespace), labels);
+    }
+    Ok(values)
+}
+
+/// The user a test's requests come from (`cli.kyverno.io/v1alpha1` `UserInfo`).
+#[derive(Default)]
+struct User {
+    info: Value,
+    roles: Vec<String>,
+    cluster_roles: Vec<String>,
+}
+
+fn read_user(path: &Path) -> Result<User> {
+    let doc = read_yaml(path)?.into_iter().next().unwrap_or(Value::Null);
+    let strings = |key: &str| -> Vec<String> {
+        doc.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    Ok(User {
+        info: doc.get("userInfo").cloned().unwrap_or(json!({})),
+        roles: strings("roles"),
+        cluster_roles: strings("clusterRoles"),
+    })
+}
+
+fn run(path: &Path) -> Result<Vec<Row>> {
+    let test = read_test(path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let policies: Vec<Value> = load_all(base, &test.policies)?
+        .into_iter()
+        .filter(|p| {
+            matches!(
+                p.get("kind").and_then(Value::as_str),
+                Some("ClusterPolicy" | "Policy")
+            )
+        })
+        .collect();
+    let resources: Vec<Value> = load_all(base, &test.resources)?
+        .into_iter()
+        .map(default_namespace)
+        .collect();
+    let exceptions: Vec<Value> = load_all(base, &test.exceptions)?
+        .into_iter()
+        .filter(|e| e.get("kind").and_then(Value::as_str) == Some("PolicyException"))
+        .collect();
+    let values = match &test.variables {
+        Some(file) => read_values(&base.join(file))?,
+        None => Values::default(),
+    };
+    let user = match &test.userinfo {
+        Some(file) => read_user(&base.join(file))?,
+        None => User::default(),
+    };
+    let cluster = TestCluster::new(&resources, &values, &user);
+    let mut cache: BTreeMap<(usize, usize), Result<Outcomes, String>> = BTreeMap::new();
+    let mut rows = Vec::new();
+    for result in &test.results {
+        let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or("");
+        let policy_name = field("policy");
+        let rule = field("rule");
+        let expected = match field("result") {
+            "" => field("status"),
+            r => r,
+        }
+        .to_ascii_lowercase();
+        let kind = field("kind");
+        let mut names: Vec<String> = result
+            .get("resources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        if !field("resource").is_empty() {
+            names.push(field("resource").to_string());
+        }
+        let row = |resource: &str, got: Option<String>, ok: bool, reason: String| Row {
+            policy: policy_name.to_string(),
+            rule: rule.to_string(),
+            resource: resource.to_string(),
+            expected: expected.clone(),
+            got,
+            ok,
+            reason,
+        };
+        let found = policies
+            .iter()
+            .position(|p| policy_key(p) == policy_name || meta(p, "name") == policy_name);
+        let Some((p, policy)) = found.and_then(|p| Some((p, policies.get(p)?))) else {
+            for name in &names {
+                rows.push(row(
+                    name,
+                    None,
+                    false,
+                    format!("policy `{policy_name}` is not among the test's policies"),
+                ));
+            }
+            continue;
+        };
+        if let Some(kind_of_rule) = other_rule_type(policy, rule) {
+            for name in &names {
+                rows.push(row(
+                    name,
+                    None,
+                    true,
+                    format!("not checked: {kind_of_rule} rules are not run by this engine"),
+                ));
+            }
+            continue;
+        }
+        for name in &names {
+            let found: Vec<usize> = resources
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| resource_named(r, name, kind, field("namespace")))
+                .map(|(i, _)| i)
+                .collect();
+            if found.is_empty() {
+                rows.push(row(
+                    name,
+                    None,
+                    false,
+                    "resource not found among the test's resources".into(),
+                ));
+                continue;
+            }
+            for (r, resource) in found
+                .into_iter()
+                .filter_map(|r| Some((r, resources.get(r)?)))
+            {
+                let outcomes = cache.entry((p, r)).or_insert_with(|| {
+                    evaluate(policy, resource, &exceptions, &values, &user, &cluster)
+                });
+                let shown = resource_id(resource);
+                match outcomes {
+                    Err(e) => rows.push(row(
+                        &shown,
+                        Some("error".into()),
+                        expected == "error",
+                        e.clone(),
+                    )),
+                    Ok(list) => {
+                        // A result may name a Pod rule for a pod controller, which
+                        // Kyverno answers with the rule autogen derived from it.
+                        let names = [
+                            rule.to_string(),
+                            format!("autogen-{rule}"),
+                            format!("autogen-cronjob-{rule}"),
+                        ];
+                        let found = names
+                            .iter()
+                            .find_map(|n| list.iter().find(|(r, _, _)| r == n));
+                        let got = found.map(|(_, s, _)| s.clone());
+                        let (ok, reason) = match found {
+                            Some((_, g, _)) if *g == expected => (true, "Ok".to_string()),
+                            Some((_, g, m)) if g == "error" || g == "fail" => {
+                                (false, format!("Want {expected}, got {g}: {m}"))
+                            }
+                            Some((_, g, _)) => (false, format!("Want {expected}, got {g}")),
+                            None if expected == "skip" => (true, "Excluded".to_string()),
+                            None => (
+                                false,
+                                format!("Want {expected}, got no result (the rule does not apply)"),
+                            ),
+                        };
+                        rows.push(row(&shown, got, ok, reason));
+                    }
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn meta<'v>(object: &'v Value, key: &str) -> &'v str {
+    object
+        .get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// How results name a policy: `name`, or `namespace/name` for a Policy.
+fn policy_key(policy: &Value) -> String {
+    let namespace = meta(policy, "namespace");
+    if policy.get("kind").and_then(Value::as_str) == Some("Policy") && !namespace.is_empty() {
+        format!("{namespace}/{}", meta(policy, "name"))
+    } else {
+        meta(policy, "name").to_string()
+    }
+}
+
+/// The type of `rule` when it is not a validate rule.
+fn other_rule_type(policy: &Value, rule: &str) -> Option<&'static str> {
+    let rules = policy.pointer("/spec/rules").and_then(Value::as_array)?;
+    let base = rule
+        .strip_prefix("autogen-cronjob-")
+        .or_else(|| rule.strip_prefix("autogen-"))
+        .unwrap_or(rule);
+    let found = rules.iter().find(|r| {
+        r.get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n == rule || n == base)
+    })?;
+    if found.get("validate").is_some() {
+        return None;
+    }
+    ["mutate", "generate", "verifyImages"]
+        .into_iter()
+        .find(|t| found.get(*t).is_some())
+}
+
+/// `name` may be `namespace/name`; `kind` and `namespace` narrow it down.
+fn resource_named(resource: &Value, name: &str, kind: &str, namespace: &str) -> bool {
+    let (ns, name) = match name.split_once('/') {
+        Some((ns, n)) => (ns, n),
+        None => (namespace, name),
+    };
+    meta(resource, "name") == name
+        && (kind.is_empty() || resource.get("kind").and_then(Value::as_str) == Some(kind))
+        && (ns.is_empty() || meta(resource, "namespace") == ns)
+}
+
+/// `apiVersion/Kind/namespace/name`, as Kyverno's table shows a resource.
+fn resource_id(resource: &Value) -> String {
+    let field = |k: &str| resource.get(k).and_then(Value::as_str).unwrap_or("");
+    let namespace = meta(resource, "namespace");
+    let mut id = format!("{}/{}", field("apiVersion"), field("kind"));
+    if !namespace.is_empty() {
+        id.push('/');
+        id.push_str(namespace);
+    }
+    id.push('/');
+    id.push_str(meta(resource, "name"));
+    id
+}
+
+fn group_version(resource: &Value) -> (&str, &str) {
+    let api_version = resource
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("v1");
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+/// Kyverno's CLI puts namespaced resources without a namespace in `default`.
+fn default_namespace(mut resource: Value) -> Value {
+    let (group, _) = group_version(&resource);
+    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+    let namespaced = resources::is_namespaced(group, kind).unwrap_or(true);
+    if namespaced && meta(&resource, "namespace").is_empty() {
+        if let Some(metadata) = resource.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.insert("namespace".into(), json!("default"));
+        }
+    }
+    resource
+}
+
+/// Rule name, result and message, for one policy and one resource.
+type Outcomes = Vec<(String, String, String)>;
+
+fn evaluate(
+    policy: &Value,
+    resource: &Value,
+    exceptions: &[Value],
+    values: &Values,
+    user: &User,
+    cluster: &TestCluster,
+) -> Result<Outcomes, String> {
+    let name = meta(policy, "name").to_string();
+    let resource_name = meta(resource, "name").to_string();
+    let mut spec = policy.get("spec").cloned().unwrap_or(json!({}));
+    let Some(spec_map) = spec.as_object_mut() else {
+        return Err("the policy has no `spec`".into());
+    };
+    // Only validate rules run here; results for others are not checked.
+    if let Some(Value::Array(rules)) = spec_map.get_mut("rules") {
+        rules.retain(|r| r.get("validate").is_some());
+    }
+    spec_map.insert("policyName".into(), json!(name));
+    if let Some(controllers) = policy
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get("pod-policies.kyverno.io/autogen-controllers"))
+    {
+        spec_map.insert("autogenControllers".into(), controllers.clone());
+    }
+    let related: Vec<Value> = exceptions
+        .iter()
+        .filter(|e| {
+            e.pointer("/spec/exceptions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|t| t.get("policyName").and_then(Value::as_str) == Some(name.as_str()))
+        })
+        .cloned()
+        .collect();
+    if !related.is_empty() {
+        spec_map.insert("exceptions".into(), Value::Array(related));
+    }
+    let mut request = admission_request(resource, user);
+    // Global values, then the resource's, then each rule's own.
+    let mut shared = values.global.clone();
+    if let Some(own) = values.resources.get(&(name.clone(), resource_name)) {
+        shared.extend(own.clone());
+    }
+    let (request_values, context_values) = split_request_values(&shared);
+    for (key, value) in request_values {
+        set_request_value(&mut request, &key, value);
+    }
+    if let Some(Value::Array(rules)) = spec_map.get_mut("rules") {
+        for rule in rules.iter_mut() {
+            let rule_name = rule
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let mut mine = context_values.clone();
+            if let Some(own) = values.rules.get(&(name.clone(), rule_name)) {
+                let (req, ctx) = split_request_values(own);
+                for (key, value) in req {
+                    set_request_value(&mut request, &key, value);
+                }
+                mine.extend(ctx);
+            }
+            inject_values(rule, &mine);
+        }
+    }
+    match evaluate_settings(&spec, request, cluster, true) {
+        Err(diags) => Err(format!("invalid policy: {}", diags.summary())),
+        Ok(evaluation) => {
+            let scored = policy
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get("policies.kyverno.io/scored"))
+                .and_then(Value::as_str)
+                != Some("false");
+            Ok(evaluation
+                .outcomes
+                .into_iter()
+                .map(|o| {
+                    let status = match o.status {
+                        RuleStatus::Pass => "pass",
+                        // An unscored policy's failures are warnings.
+                        RuleStatus::Fail if scored => "fail",
+                        RuleStatus::Fail => "warn",
+                        RuleStatus::Skip => "skip",
+                        RuleStatus::Error => "error",
+                    };
+                    (o.rule, status.to_string(), o.message)
+                })
+                .collect())
+        }
+    }
+}
+
+/// A CREATE request for `resource`, from the test's user.
+fn admission_request(resource: &Value, user: &User) -> Value {
+    let (group, version) = group_version(resource);
+    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+    let plural = resources::plural_of(group, kind)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{}s", kind.to_ascii_lowercase()));
+    let mut request = json!({
+        "uid": "00000000-0000-0000-0000-000000000000",
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": plural},
+        "name": meta(resource, "name"),
+        "operation": "CREATE",
+        "userInfo": user.info,
+        "object": resource,
+        "oldObject": null,
+        "dryRun": false,
+    });
+    let namespace = meta(resource, "namespace");
+    if !namespace.is_empty() {
+        if let Some(map) = request.as_object_mut() {
+            map.insert("namespace".into(), json!(namespace));
+        }
+    }
+    request
+}
+
+/// Values named `request.…`, and the others.
+type Split = (Vec<(String, Value)>, Map<String, Value>);
+
+fn split_request_values(values: &Map<String, Value>) -> Split {
+    let mut request = Vec::new();
+    let mut context = Map::new();
+    for (key, value) in values {
+        if key == "request" || key.starts_with("request.") {
+            request.push((key.clone(), value.clone()));
+        } else {
+            context.insert(key.clone(), value.clone());
+        }
+    }
+    (request, context)
+}
+
+/// Sets `request.a.b` (segments may be quoted: `"example.com/x"`) on the
+/// request. A DELETE keeps the resource as the old object, as Kyverno's
+/// CLI does.
+fn set_request_value(request: &mut Value, key: &str, value: Value) {
+    let path = split_path(key);
+    let Some((_, rest)) = path.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        if let (Some(target), Value::Object(map)) = (request.as_object_mut(), value) {
+            target.extend(map);
+        }
+        return;
+    }
+    if rest == ["operation"] && value == json!("DELETE") {
+        let object = request
+            .get_mut("object")
+            .map(Value::take)
+            .unwrap_or_default();
+        if let Some(map) = request.as_object_mut() {
+            map.insert("oldObject".into(), object);
+        }
+    }
+    set_path(request, rest, value);
+}
+
+fn split_path(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in key.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '.' if !quoted => out.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    out.push(current);
+    out
+}
+
+/// Puts values where the rule reads them: a value named like a context entry
+/// (anywhere in the rule, foreach included) replaces it with a plain
+/// variable; a dotted name (`filters.data.exclude`) fills that path of the
+/// variable; a value no entry names becomes a variable of the rule.
+fn inject_values(rule: &mut Value, values: &Map<String, Value>) {
+    let mut by_name: BTreeMap<String, Value> = BTreeMap::new();
+    for (key, value) in values {
+        let path = split_path(key);
+        let Some((head, rest)) = path.split_first() else {
+            continue;
+        };
+        let slot = by_name.entry(head.clone()).or_insert(Value::Null);
+        set_path(slot, rest, value.clone());
+    }
+    let mut unused: Vec<String> = by_name.keys().cloned().collect();
+    replace_entries(rule, &by_name, &mut unused);
+    if unused.is_empty() {
+        return;
+    }
+    let Some(map) = rule.as_object_mut() else {
+        return;
+    };
+    let context = map.entry("context").or_insert(json!([]));
+    if let Some(list) = context.as_array_mut() {
+        for (i, name) in unused.iter().enumerate() {
+            if let Some(value) = by_name.get(name) {
+                list.insert(i, json!({"name": name, "variable": {"value": value}}));
+            }
+        }
+    }
+}
+
+/// Sets `path` under `node`, making objects on the way.
+fn set_path(node: &mut Value, path: &[String], value: Value) {
+    let Some((first, rest)) = path.split_first() else {
+        *node = value;
+        return;
+    };
+    if !node.is_object() {
+        *node = json!({});
+    }
+    if let Some(map) = node.as_object_mut() {
+        set_path(map.entry(first.clone()).or_insert(Value::Null), rest, value);
+    }
+}
+
+fn replace_entries(node: &mut Value, values: &BTreeMap<String, Value>, unused: &mut Vec<String>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(Value::Array(entries)) = map.get_mut("context") {
+                for entry in entries.iter_mut() {
+                    let name = entry
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    if let Some(value) = values.get(&name) {
+                        *entry = json!({"name": name, "variable": {"value": value}});
+                        unused.retain(|n| *n != name);
+                    }
+                }
+            }
+            for value in map.values_mut() {
+                replace_entries(value, values, unused);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                replace_entries(item, values, unused);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What a test's cluster holds: the namespaces of its resources (labelled
+/// from the values' `namespaceSelector`) and bindings that give the test's
+/// user its roles.
+struct TestCluster {
+    objects: Vec<Value>,
+}
+
+impl TestCluster {
+    fn new(resources: &[Value], values: &Values, user: &User) -> Self {
+        let mut namespaces: BTreeMap<String, Value> = values.namespace_labels.clone();
+        for r in resources {
+            let ns = meta(r, "namespace");
+            if !ns.is_empty() {
+                namespaces.entry(ns.to_string()).or_insert(json!({}));
+            }
+        }
+        let mut objects: Vec<Value> = namespaces
+            .into_iter()
+            .map(|(name, labels)| {
+                json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": name, "labels": labels}})
+            })
+            .collect();
+        let username = user
+            .info
+            .get("username")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let subject =
+            json!([{"kind": "User", "name": username, "apiGroup": "rbac.authorization.k8s.io"}]);
+        for (i, role) in user.roles.iter().enumerate() {
+            let (namespace, name) = role.split_once(':').unwrap_or(("default", role));
+            objects.push(
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": format!("kyverno-test-{i}"), "namespace": namespace},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                "subjects": subject}),
+            );
+        }
+        for (i, role) in user.cluster_roles.iter().enumerate() {
+            objects.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": format!("kyverno-test-{i}")},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": subject}));
+        }
+        Self { objects }
+    }
+}
+
+impl Cluster for TestCluster {
+    fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+        match lookup {
+            Lookup::Get {
+                api_version,
+                kind,
+                namespace,
+                name,
+            } => self
+                .objects
+                .iter()
+                .find(|o| {
+                    o.get("apiVersion").and_then(Value::as_str) == Some(api_version)
+                        && o.get("kind").and_then(Value::as_str) == Some(kind)
+                        && meta(o, "name") == name
+                        && namespace.as_deref().is_none_or(|ns| meta(o, "namespace") == ns)
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    format!("{kind} {name} not found: a Kyverno test has no cluster; supply the value in the test's values file")
+                }),
+            Lookup::List {
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                ..
+            } => {
+                let items: Vec<Value> = self
+                    .objects
+                    .iter()
+                    .filter(|o| {
+                        o.get("apiVersion").and_then(Value::as_str) == Some(api_version)
+                            && o.get("kind").and_then(Value::as_str) == Some(kind)
+                            && namespace.as_deref().is_none_or(|ns| meta(o, "namespace") == ns)
+                            && label_selector.as_deref().is_none_or(|s| labels_match(o, s))
+                    })
+                    .cloned()
+                    .collect();
+                if items.is_empty() && !matches!(kind.as_str(), "RoleBinding" | "ClusterRoleBinding") {
+                    return Err(format!("no {kind} in a Kyverno test's cluster: supply the value in the test's values file"));
+                }
+                Ok(json!({"apiVersion": api_version, "kind": format!("{kind}List"), "items": items}))
+            }
+            Lookup::Oci { image, .. } => Err(format!(
+                "image `{image}`: `kyverno-validate test` does not read registries; supply the value in the test's values file"
+            )),
+        }
+    }
+}
+
+/// `key=value,key2=value2` selectors.
+fn labels_match(object: &Value, selector: &str) -> bool {
+    selector.split(',').filter(|s| !s.is_empty()).all(|term| {
+        let (key, value) = term.split_once('=').unwrap_or((term, ""));
+        object
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(key.trim()))
+            .and_then(Value::as_str)
+            == Some(value.trim_start_matches('=').trim())
+    })
+}
+
+/// The report `kyverno test` prints, one table per test file.
+pub fn render_text(reports: &[FileReport], colour: bool) -> String {
+    let paint = |text: &str, code: &str| {
+        if colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
+    let mut out = String::new();
+    let (mut passed, mut failed) = (0, 0);
+    for report in reports {
+        let _ = writeln!(out, "Loading test ( {} ) ...", report.path.display());
+        if let Some(e) = &report.error {
+            let _ = writeln!(out, "  {} {e}\n", paint("Error:", "31"));
+            failed += 1;
+            continue;
+        }
+        let header = ["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
+        let cells: Vec<[String; 6]> = report
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                [
+                    (i + 1).to_string(),
+                    r.policy.clone(),
+                    r.rule.clone(),
+                    r.resource.clone(),
+                    if r.ok { "Pass".into() } else { "Fail".into() },
+                    r.reason.clone(),
+                ]
+            })
+            .collect();
+        let mut widths = header.map(str::len);
+        for row in &cells {
+            for (w, c) in widths.iter_mut().zip(row) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |row: &[String]| {
+            let mut text = String::from("│");
+            for (i, (c, w)) in row.iter().zip(widths).enumerate() {
+                let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+                let cell = match (i, c.as_str()) {
+                    (4, "Pass") => paint("Pass", "32"),
+                    (4, "Fail") => paint("Fail", "31"),
+                    _ => c.clone(),
+                };
+                let _ = write!(text, " {cell}{pad} │");
+            }
+            text
+        };
+        let _ = writeln!(out, "{}", line(&header.map(str::to_string)));
+        for row in &cells {
+            let _ = writeln!(out, "{}", line(row));
+        }
+        let file_failed = report.failed();
+        passed += report.rows.len() - report.rows.iter().filter(|r| !r.ok).count();
+        failed += file_failed;
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "Test Summary: {passed} tests passed and {failed} tests failed"
+    );
+    out
+}
+
+/// The same, for machines.
+pub fn render_json(reports: &[FileReport]) -> Value {
+    let files: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            json!({
+                "file": r.path.display().to_string(),
+                "error": r.error,
+                "results": r.rows.iter().map(|row| json!({
+                    "policy": row.policy, "rule": row.rule, "resource": row.resource,
+                    "expected": row.expected, "got": row.got, "ok": row.ok, "reason": row.reason,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let failed: usize = reports.iter().map(FileReport::failed).sum();
+    let total: usize = reports.iter().map(|r| r.rows.len()).sum();
+    json!({"tests": files, "passed": total.saturating_sub(failed), "failed": failed})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_segments_keep_their_dots() {
+        assert_eq!(
+            split_path(r#"request.object.metadata.annotations."example.com/x""#),
+            vec![
+                "request",
+                "object",
+                "metadata",
+                "annotations",
+                "example.com/x"
+            ]
+        );
+    }
+
+    #[test]
+    fn values_replace_context_entries_or_become_variables() {
+        let mut rule = json!({"name": "r", "context": [
+            {"name": "filters", "configMap": {"name": "f", "namespace": "kyverno"}},
+            {"name": "kept", "variable": {"value": 1}}],
+            "validate": {"foreach": [{"list": "x", "context": [{"name": "inner", "apiCall": {"urlPath": "/api/v1/pods"}}]}]}});
+        let values: Map<String, Value> = serde_json::from_value(json!({
+            "filters.data.exclude": "a", "filters.data.include": "b", "inner": [1], "extra": "e"}))
+        .unwrap();
+        inject_values(&mut rule, &values);
+        assert_eq!(
+            rule["context"][0],
+            json!({"name": "extra", "variable": {"value": "e"}})
+        );
+        assert_eq!(
+            rule["context"][1],
+            json!({"name": "filters", "variable": {"value": {"data": {"exclude": "a", "include": "b"}}}})
+        );
+        assert_eq!(
+            rule["context"][2],
+            json!({"name": "kept", "variable": {"value": 1}})
+        );
+        assert_eq!(
+            rule["validate"]["foreach"][0]["context"][0],
+            json!({"name": "inner", "variable": {"value": [1]}})
+        );
+    }
+
+    #[test]
+    fn request_values_set_fields_and_delete_moves_the_object() {
+        let mut request =
+            json!({"operation": "CREATE", "object": {"kind": "Pod"}, "oldObject": null});
+        set_request_value(&mut request, "request.operation", json!("DELETE"));
+        set_request_value(&mut request, "request.mode", json!("background"));
+        assert_eq!(request["operation"], "DELETE");
+        assert_eq!(request["oldObject"], json!({"kind": "Pod"}));
+        assert_eq!(request["object"], Value::Null);
+        assert_eq!(request["mode"], "background");
+    }
+
+    #[test]
+    fn resources_are_found_by_name_kind_and_namespace() {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "prod"}});
+        let cases = [
+            ("name", "web", "", "", true),
+            ("name_and_kind", "web", "Pod", "", true),
+            ("other_kind", "web", "Deployment", "", false),
+            ("namespace_prefix", "prod/web", "", "", true),
+            ("other_namespace", "dev/web", "", "", false),
+            ("namespace_field", "web", "", "dev", false),
+        ];
+        for (label, name, kind, namespace, expected) in cases {
+            assert_eq!(
+                resource_named(&pod, name, kind, namespace),
+                expected,
+                "{label}"
+            );
+        }
+        assert_eq!(resource_id(&pod), "v1/Pod/prod/web");
+    }
+
+    #[test]
+    fn namespaced_resources_default_to_the_default_namespace() {
+        let pod = default_namespace(
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}),
+        );
+        assert_eq!(meta(&pod, "namespace"), "default");
+        let ns = default_namespace(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}),
+        );
+        assert_eq!(meta(&ns, "namespace"), "");
+    }
+}

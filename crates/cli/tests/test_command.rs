@@ -1,0 +1,83 @@
+//! `kyverno-validate test` run as a user runs it, on the Kyverno test
+//! folders in `test_data/cli/`.
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+mod support;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kyverno-validate"))
+        .args(args)
+        .current_dir(support::workspace())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn kyverno_test_folders_agree_with_their_expected_results() {
+    let output = run(&["test", "test_data/cli/test"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    for folder in [
+        "admission-user-info",
+        "exceptions",
+        "exclude-namespaces-dynamically",
+        "namespace-selector",
+    ] {
+        assert!(
+            stdout.contains(&format!("test_data/cli/test/{folder}/kyverno-test.yaml")),
+            "{folder} not run:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("│ ID │ POLICY"), "{stdout}");
+    assert!(
+        stdout.contains("Test Summary: 13 tests passed and 0 tests failed"),
+        "{stdout}"
+    );
+    // Rows say why a result holds where Kyverno does: an excluded resource.
+    assert!(stdout.contains("│ Excluded │"), "{stdout}");
+}
+
+#[test]
+fn a_wrong_expectation_fails_the_run_and_says_what_happened() {
+    let output = run(&["test", "test_data/cli/failing"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("Want fail, got pass"), "{stdout}");
+    assert!(
+        stdout.contains("Test Summary: 0 tests passed and 1 tests failed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn json_output_lists_every_result_for_machines() {
+    let output = run(&[
+        "test",
+        "--output",
+        "json",
+        "test_data/cli/test/namespace-selector",
+    ]);
+    assert!(output.status.success());
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["passed"], 3);
+    assert_eq!(report["failed"], 0);
+    let results = report["tests"][0]["results"].as_array().unwrap();
+    assert_eq!(results[0]["expected"], "fail");
+    assert_eq!(results[0]["got"], "fail");
+    assert_eq!(results[2]["got"], Value::Null);
+}
+
+#[test]
+fn paths_without_tests_and_broken_files_are_errors() {
+    let output = run(&["test", "test_data/cli/convert"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no `kyverno-test.yaml` found"));
+    let output = run(&["test", "test_data/cli/convert/invalid/not-yaml.yaml"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Error:"), "{stdout}");
+    assert!(stdout.contains("not-yaml.yaml"), "{stdout}");
+}

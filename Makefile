@@ -43,6 +43,13 @@ lint:
 test: setup policy.wasm
 	cargo test --workspace
 
+# A fuzz campaign over validate and validate_settings (crates/fuzz):
+# FUZZ_ITERATIONS mutated inputs; findings go to target/fuzz-findings/.
+FUZZ_ITERATIONS ?= 10000000
+.PHONY: fuzz
+fuzz:
+	cargo run --profile fuzz -p kyverno-fuzz -- $(FUZZ_ITERATIONS)
+
 .PHONY: e2e-tests
 e2e-tests: annotated-policy.wasm
 	@command -v bats >/dev/null || { echo "bats is not installed: see https://bats-core.readthedocs.io"; exit 1; }

@@ -21,6 +21,37 @@ use crate::verdict::RuleStatus;
 /// Deepest nesting of `foreach` in `foreach` accepted.
 const MAX_NESTING: usize = 8;
 
+/// Most elements one rule's foreach visits, nested loops included: three
+/// nested loops over lists of 5,000 would otherwise run 125 billion times,
+/// far past policy-server's deadline. A rule that needs more errors (and
+/// so rejects in Enforce) rather than stall or pass unchecked.
+pub const MAX_ITERATIONS: usize = 50_000;
+
+/// The elements a rule's foreach may still visit.
+struct Budget {
+    remaining: usize,
+    /// The list whose element went past the limit.
+    exceeded: Option<String>,
+}
+
+impl Budget {
+    /// Takes one visit; `false` when there is none left.
+    fn take(&mut self, list: &str) -> bool {
+        if self.remaining == 0 {
+            self.exceeded.get_or_insert_with(|| list.to_string());
+            return false;
+        }
+        self.remaining -= 1;
+        true
+    }
+
+    fn message(list: &str) -> String {
+        format!(
+            "foreach visits more than {MAX_ITERATIONS} elements (the limit per rule), at `{list}`"
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompiledForeach {
     list_text: String,
@@ -143,6 +174,26 @@ pub fn evaluate(
     cluster: &Cached<'_>,
     nesting: usize,
 ) -> Option<(RuleStatus, String)> {
+    let mut budget = Budget {
+        remaining: MAX_ITERATIONS,
+        exceeded: None,
+    };
+    let result = evaluate_within(rule, list, ctx, cluster, nesting, &mut budget);
+    // However the loops ended, a rule that ran out of visits is an error.
+    match budget.exceeded {
+        Some(list) => Some((RuleStatus::Error, Budget::message(&list))),
+        None => result,
+    }
+}
+
+fn evaluate_within(
+    rule: &RuleText,
+    list: &[CompiledForeach],
+    ctx: &mut Context,
+    cluster: &Cached<'_>,
+    nesting: usize,
+    budget: &mut Budget,
+) -> Option<(RuleStatus, String)> {
     let mut applied = 0;
     for foreach in list {
         let Some(query) = &foreach.list else {
@@ -156,7 +207,8 @@ pub fn evaluate(
             },
             Err(_) => continue,
         };
-        let (result, count) = validate_elements(rule, foreach, elements, ctx, cluster, nesting);
+        let (result, count) =
+            validate_elements(rule, foreach, elements, ctx, cluster, nesting, budget);
         if result.0 != RuleStatus::Pass {
             return Some(result);
         }
@@ -172,12 +224,17 @@ fn validate_elements(
     ctx: &mut Context,
     cluster: &Cached<'_>,
     nesting: usize,
+    budget: &mut Budget,
 ) -> ((RuleStatus, String), usize) {
     let mut applied = 0;
     let last = elements.len().saturating_sub(1);
     for (index, element) in elements.into_iter().enumerate() {
         if element.is_null() {
             continue;
+        }
+        if !budget.take(&foreach.list_text) {
+            let message = Budget::message(&foreach.list_text);
+            return ((RuleStatus::Error, message), applied);
         }
         let scoped = match foreach.element_scope {
             None => element.is_object(),
@@ -210,7 +267,7 @@ fn validate_elements(
                 (name, prev)
             })
             .collect();
-        let result = validate_element(rule, foreach, scoped, ctx, cluster, nesting);
+        let result = validate_element(rule, foreach, scoped, ctx, cluster, nesting, budget);
         for (name, prev) in previous.into_iter().rev() {
             ctx.restore(&name, prev);
         }
@@ -241,6 +298,7 @@ fn validate_element(
     ctx: &mut Context,
     cluster: &Cached<'_>,
     nesting: usize,
+    budget: &mut Budget,
 ) -> Option<(RuleStatus, String)> {
     let loaded = load_context(&foreach.context, ctx, cluster);
     let result = (|| {
@@ -283,7 +341,9 @@ fn validate_element(
                     resource,
                 ))
             }
-            Body::Foreach(nested) => evaluate(rule, nested, ctx, cluster, nesting + 1),
+            Body::Foreach(nested) => {
+                evaluate_within(rule, nested, ctx, cluster, nesting + 1, budget)
+            }
         }
     })();
     let result = result.map(|(status, message)| (status, loaded.explain(message)));

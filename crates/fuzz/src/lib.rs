@@ -1,0 +1,442 @@
+//! Structure-aware fuzzing of the policy's entry points, `validate` and
+//! `validate_settings`, on the stable toolchain (no libFuzzer, no nightly).
+//!
+//! Seeds are ValidationRequest payloads: the fixtures of `test_data/cases.yaml`
+//! and the corpus in `test_data/fuzz/corpus/` (inputs that once found a
+//! problem, or that are hostile on purpose). Each run mutates a seed as
+//! JSON (hostile strings, deep nesting, long lists, extreme numbers, Kyverno
+//! anchors and operators, subtrees spliced from other seeds) and sometimes as
+//! bytes, then calls both entry points. A panic, or a call slower than the
+//! time limit, is a finding: its input is written out and the run fails.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde_json::{json, Map, Value};
+
+/// The API server's limit on an object, and so on a request.
+pub const MAX_PAYLOAD: usize = 3 * 1024 * 1024;
+
+/// A small, fast, reproducible generator (xorshift64*).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+}
+
+/// Strings that have hurt policy engines: wildcards and regexes that
+/// backtrack, variables that nest or loop, Kyverno operators and anchors,
+/// quantities and durations at their limits.
+const HOSTILE_STRINGS: &[&str] = &[
+    "*",
+    "?*",
+    "!*:latest",
+    "*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*b",
+    "{{ request.object }}",
+    "{{ request.object.spec.containers[].image | [0] }}",
+    "{{ {{ request.operation }} }}",
+    "{{",
+    "}}",
+    "{{ request.object.metadata.name || '' | split(@, '') | length(@) }}",
+    "{{ regex_match('(a+)+$', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!') }}",
+    "{{ base64_decode('@@@') }}",
+    "{{ parse_yaml('a: [') }}",
+    "{{ x509_decode('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----') }}",
+    "{{ time_add('2023-01-01T00:00:00Z', '9999999999h') }}",
+    "{{ divide(`1`, `0`) }}",
+    "{{ random('[a-z]{1000}') }}",
+    "{{ items(request.object, 'k', 'v') }}",
+    "{{ element }}",
+    "{{ @ }}",
+    "$(./../../../..)",
+    ">=9999999999999999999999999999",
+    "<-1Ei",
+    "1Ei",
+    "9223372036854775807m",
+    "-9223372036854775808",
+    "1e308",
+    "0.0000000000000000000000000001",
+    "99999999999h",
+    "1-10",
+    "-1!-1",
+    "a|b|c|*|?",
+    "=(x)",
+    "X(x)",
+    "^(x)",
+    "<(x)",
+    ">(x)",
+    "+(x)",
+    "(x)",
+    "!",
+    "\u{0}",
+    "é\u{200b}\u{202e}",
+    "object.spec.containers.all(c, c.image.matches('(a*)*b'))",
+    "[1,2,3].map(x, [x,x,x,x,x,x,x,x].map(y, [y,y,y,y,y,y,y,y]))",
+    "size(object.metadata.name) * 999999999999999",
+    "has(object.spec) ? object.spec : 1/0",
+    "quantity('1Ei').add(quantity('1Ei')).isGreaterThan(quantity('1'))",
+    "'a'.repeat(1000000)",
+    "request.object.spec.containers[?image=='x'] | [0].name",
+];
+
+/// Keys Kyverno gives meaning to, with anchors.
+const HOSTILE_KEYS: &[&str] = &[
+    "=(spec)",
+    "X(hostPath)",
+    "^(containers)",
+    "<(image)",
+    "(name)",
+    ">(x)",
+    "+(x)",
+    "*",
+    "",
+    "{{ request.object.kind }}",
+    "foreach",
+    "deny",
+    "anyPattern",
+    "preconditions",
+    "context",
+    "cel",
+    "podSecurity",
+    "elementScope",
+];
+
+/// The indices of a random walk from the root of `value`.
+fn random_path(value: &Value, rng: &mut Rng) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut node = value;
+    while !rng.chance(30) {
+        let len = match node {
+            Value::Object(m) => m.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        };
+        if len == 0 {
+            break;
+        }
+        let i = rng.below(len);
+        let next = match node {
+            Value::Object(m) => m.values().nth(i),
+            Value::Array(a) => a.get(i),
+            _ => None,
+        };
+        let Some(next) = next else { break };
+        path.push(i);
+        node = next;
+    }
+    path
+}
+
+fn node_at<'v>(value: &'v mut Value, path: &[usize]) -> Option<&'v mut Value> {
+    let Some((i, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    let child = match value {
+        Value::Object(m) => m.values_mut().nth(*i)?,
+        Value::Array(a) => a.get_mut(*i)?,
+        _ => return None,
+    };
+    node_at(child, rest)
+}
+
+fn nested(depth: usize, rng: &mut Rng) -> Value {
+    let mut v = Value::String((*pick(HOSTILE_STRINGS, rng)).to_string());
+    for _ in 0..depth {
+        v = if rng.chance(50) {
+            json!([v])
+        } else {
+            let key = (*pick(HOSTILE_KEYS, rng)).to_string();
+            let mut m = Map::new();
+            m.insert(key, v);
+            Value::Object(m)
+        };
+    }
+    v
+}
+
+/// One of `items`, which is never empty here.
+fn pick<'a, T>(items: &'a [T], rng: &mut Rng) -> &'a T {
+    &items[rng.below(items.len())]
+}
+
+/// One structural mutation of `doc`; `donors` give subtrees to splice.
+pub fn mutate(doc: &mut Value, donors: &[Value], rng: &mut Rng) {
+    let donor = if donors.is_empty() {
+        Value::Null
+    } else {
+        let d = pick(donors, rng);
+        let path = random_path(d, rng);
+        let mut d = d.clone();
+        node_at(&mut d, &path).map(|n| n.take()).unwrap_or_default()
+    };
+    let path = random_path(doc, rng);
+    let Some(node) = node_at(doc, &path) else {
+        return;
+    };
+    match rng.below(12) {
+        0 => *node = Value::String((*pick(HOSTILE_STRINGS, rng)).to_string()),
+        1 => {
+            let n = 1 + rng.below(60_000);
+            let c = *pick(&["*", "?", "a", "{", "\\", "é"], rng);
+            *node = Value::String(c.repeat(n));
+        }
+        2 => *node = nested(1 + rng.below(40), rng),
+        3 => {
+            // Up to 5,000 copies, within the API server's 3 MiB.
+            let size = serde_json::to_vec(node).map_or(1, |b| b.len().max(1));
+            let n = rng.below(5_000).min(MAX_PAYLOAD / size);
+            let item = node.clone();
+            *node = Value::Array(vec![item; n]);
+        }
+        4 => {
+            *node = match rng.below(6) {
+                0 => json!(i64::MAX),
+                1 => json!(i64::MIN),
+                2 => json!(u64::MAX),
+                3 => json!(1e308),
+                4 => json!(-0.0),
+                _ => json!(0.5),
+            }
+        }
+        5 => *node = donor,
+        6 => {
+            if let Value::Object(m) = node {
+                let key = m.keys().nth(rng.below(m.len().max(1))).cloned();
+                if let Some(key) = key {
+                    if rng.chance(50) {
+                        m.remove(&key);
+                    } else if let Some(v) = m.remove(&key) {
+                        m.insert((*pick(HOSTILE_KEYS, rng)).to_string(), v);
+                    }
+                }
+            }
+        }
+        7 => {
+            if let Value::Object(m) = node {
+                m.insert((*pick(HOSTILE_KEYS, rng)).to_string(), donor);
+            }
+        }
+        8 => {
+            *node =
+                [Value::Null, json!(true), json!(false), json!({}), json!([])][rng.below(5)].clone()
+        }
+        9 => {
+            if let Value::Array(a) = node {
+                if !a.is_empty() {
+                    let i = rng.below(a.len());
+                    if rng.chance(50) {
+                        a.remove(i);
+                    } else if let Some(v) = a.get(i).cloned() {
+                        a.push(v);
+                    }
+                }
+            }
+        }
+        10 => {
+            if let Value::String(s) = node {
+                let cut = rng.below(s.len() + 1);
+                if s.is_char_boundary(cut) {
+                    s.truncate(cut);
+                }
+            }
+        }
+        _ => {
+            // Past serde_json's limit of 128: the parser must refuse it. Deeper
+            // documents come from `mutate_bytes`, as the harness itself
+            // serializes these recursively.
+            *node = nested(100 + rng.below(60), rng);
+        }
+    }
+}
+
+/// Byte-level damage to a serialized payload: flips, cuts, insertions.
+pub fn mutate_bytes(bytes: &mut Vec<u8>, rng: &mut Rng) {
+    if bytes.is_empty() {
+        bytes.extend_from_slice(b"{}");
+    }
+    for _ in 0..1 + rng.below(4) {
+        let i = rng.below(bytes.len());
+        match rng.below(4) {
+            0 => {
+                if let Some(b) = bytes.get_mut(i) {
+                    *b ^= 1 << rng.below(8);
+                }
+            }
+            1 => bytes.truncate(i),
+            2 => {
+                let insert = *pick(&[&b"{"[..], b"[", b"\"", b"\\u0000", b"1e999", b"]}"], rng);
+                let tail = bytes.split_off(i.min(bytes.len()));
+                bytes.extend_from_slice(insert);
+                bytes.extend_from_slice(&tail);
+            }
+            _ => {
+                let tail = bytes.split_off(i.min(bytes.len()));
+                bytes.extend(std::iter::repeat_n(b'[', rng.below(20_000)));
+                bytes.extend_from_slice(&tail);
+            }
+        }
+        if bytes.is_empty() {
+            break;
+        }
+    }
+}
+
+/// What a run found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub executions: u64,
+    pub panics: Vec<PathBuf>,
+    pub slow: Vec<(PathBuf, Duration)>,
+    pub slowest: Duration,
+    pub elapsed: Duration,
+}
+
+/// How a run goes.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub iterations: u64,
+    pub seed: u64,
+    /// A call slower than this is a finding.
+    pub time_limit: Duration,
+    /// Where findings are written.
+    pub findings: PathBuf,
+}
+
+/// Calls both entry points with `payload`; `Err` when either panics.
+pub fn exercise(payload: &[u8]) -> std::result::Result<Duration, String> {
+    let start = Instant::now();
+    let outcome = std::panic::catch_unwind(|| {
+        let _ = kyverno_validate_policy::admission::validate(payload);
+        let settings = serde_json::from_slice::<Value>(payload)
+            .ok()
+            .and_then(|v| v.get("settings").cloned())
+            .unwrap_or(Value::Null);
+        let settings = serde_json::to_vec(&settings).unwrap_or_default();
+        let _ = kyverno_validate_policy::admission::validate_settings(&settings);
+    });
+    let took = start.elapsed();
+    outcome.map(|()| took).map_err(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
+/// The seeds: every fixture of `test_data/cases.yaml` as a payload, and
+/// the corpus files.
+pub fn seeds(test_data: &Path) -> Result<Vec<Value>> {
+    let mut seeds = Vec::new();
+    let cases: Value = serde_yaml::from_str(
+        &std::fs::read_to_string(test_data.join("cases.yaml")).context("cases.yaml")?,
+    )?;
+    for case in cases.as_array().into_iter().flatten() {
+        let read = |key: &str| -> Result<Value> {
+            let file = case.get(key).and_then(Value::as_str).unwrap_or_default();
+            let text =
+                std::fs::read_to_string(test_data.join(file)).with_context(|| file.to_string())?;
+            Ok(serde_yaml::from_str(&text)?)
+        };
+        seeds.push(json!({"request": read("request")?, "settings": read("settings")?}));
+    }
+    for entry in std::fs::read_dir(test_data.join("fuzz/corpus"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read(&path)?;
+            // Corpus files may be deliberately broken JSON: keep them as strings.
+            seeds
+                .push(serde_json::from_slice(&text).unwrap_or_else(|_| {
+                    Value::String(String::from_utf8_lossy(&text).into_owned())
+                }));
+        }
+    }
+    Ok(seeds)
+}
+
+/// The payload bytes of a seed (a string seed is raw bytes).
+pub fn bytes_of(seed: &Value) -> Vec<u8> {
+    match seed {
+        Value::String(raw) => raw.as_bytes().to_vec(),
+        other => serde_json::to_vec(other).unwrap_or_default(),
+    }
+}
+
+/// Runs the campaign.
+pub fn run(seeds: &[Value], options: &Options) -> Result<Report> {
+    let mut rng = Rng::new(options.seed);
+    let mut report = Report::default();
+    let started = Instant::now();
+    let structured: Vec<Value> = seeds.iter().filter(|s| s.is_object()).cloned().collect();
+    // Panics are findings, not noise on stderr.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for i in 0..options.iterations {
+        let seed = pick(seeds, &mut rng);
+        let mut payload = if seed.is_object() && !rng.chance(10) {
+            let mut doc = seed.clone();
+            for _ in 0..1 + rng.below(3) {
+                mutate(&mut doc, &structured, &mut rng);
+            }
+            bytes_of(&doc)
+        } else {
+            let mut bytes = bytes_of(seed);
+            mutate_bytes(&mut bytes, &mut rng);
+            bytes
+        };
+        if payload.len() > MAX_PAYLOAD {
+            payload.truncate(MAX_PAYLOAD);
+        }
+        report.executions += 1;
+        match exercise(&payload) {
+            Ok(took) => {
+                report.slowest = report.slowest.max(took);
+                if took > options.time_limit {
+                    let path = save(&options.findings, "slow", i, &payload)?;
+                    report.slow.push((path, took));
+                }
+            }
+            Err(_) => {
+                let path = save(&options.findings, "panic", i, &payload)?;
+                report.panics.push(path);
+            }
+        }
+    }
+    std::panic::set_hook(hook);
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+fn save(dir: &Path, what: &str, i: u64, payload: &[u8]) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{what}-{i}.json"));
+    std::fs::write(&path, payload)?;
+    Ok(path)
+}
+
+/// The process's peak resident memory, from Linux's `/proc` (`None` elsewhere).
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

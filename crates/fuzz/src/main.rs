@@ -1,0 +1,59 @@
+//! `kyverno-fuzz [ITERATIONS] [SEED]`: a fuzz campaign over `validate` and
+//! `validate_settings` (see the crate docs). Findings go to
+//! `target/fuzz-findings/`; the exit status is 1 when there are any.
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+fn main() -> anyhow::Result<ExitCode> {
+    let mut args = std::env::args().skip(1);
+    let iterations = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(100_000);
+    let seed = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(0x5eed);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let seeds = kyverno_fuzz::seeds(&root.join("test_data"))?;
+    let options = kyverno_fuzz::Options {
+        iterations,
+        seed,
+        time_limit: Duration::from_millis(500),
+        findings: root.join("target/fuzz-findings"),
+    };
+    let report = kyverno_fuzz::run(&seeds, &options)?;
+    let secs = report.elapsed.as_secs_f64().max(1e-9);
+    println!(
+        "{} executions in {:.1} s ({:.0}/s) from {} seeds, seed {seed}",
+        report.executions,
+        secs,
+        report.executions as f64 / secs,
+        seeds.len()
+    );
+    println!(
+        "slowest call: {:.1} ms",
+        report.slowest.as_secs_f64() * 1000.0
+    );
+    if let Some(kib) = kyverno_fuzz::peak_rss_kib() {
+        println!("peak resident memory: {:.1} MiB", kib as f64 / 1024.0);
+    }
+    for path in &report.panics {
+        println!("panic: {}", path.display());
+    }
+    for (path, took) in &report.slow {
+        println!(
+            "slow ({:.0} ms): {}",
+            took.as_secs_f64() * 1000.0,
+            path.display()
+        );
+    }
+    Ok(if report.panics.is_empty() && report.slow.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,125 @@
+//! Every limit on hostile input, hit on purpose: the request is answered
+//! (rejected, in Enforce) with a message that names the limit, never
+//! trapped and never silently accepted.
+use serde_json::{json, Value};
+
+fn pod(spec: Value) -> Value {
+    json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "userInfo": {"username": "u"},
+        "object": {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"}, "spec": spec}})
+}
+
+fn enforce(validate: Value) -> Value {
+    json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate}]})
+}
+
+fn respond(payload: &str) -> Value {
+    serde_json::to_value(kyverno_validate_policy::admission::validate(
+        payload.as_bytes(),
+    ))
+    .unwrap()
+}
+
+fn rejected_with(response: &Value, words: &str) {
+    assert_eq!(response["accepted"], false, "{response}");
+    let message = response["message"].as_str().unwrap_or_default();
+    assert!(message.contains(words), "`{words}` not in: {message}");
+}
+
+fn settings_problem(settings: &Value) -> String {
+    let payload = serde_json::to_vec(settings).unwrap();
+    let response = serde_json::to_value(kyverno_validate_policy::admission::validate_settings(
+        &payload,
+    ))
+    .unwrap();
+    assert_eq!(response["valid"], false, "{response}");
+    response["message"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn json_nesting_of_the_request_is_limited() {
+    let deep = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+    let payload = format!(r#"{{"request": {deep}, "settings": {{}}}}"#);
+    rejected_with(&respond(&payload), "recursion limit exceeded");
+}
+
+#[test]
+fn json_nesting_of_the_settings_is_limited() {
+    let deep = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+    let payload = format!(r#"{{"rules": {deep}}}"#);
+    let response = serde_json::to_value(kyverno_validate_policy::admission::validate_settings(
+        payload.as_bytes(),
+    ))
+    .unwrap();
+    assert_eq!(response["valid"], false);
+    assert!(response["message"]
+        .as_str()
+        .unwrap()
+        .contains("recursion limit exceeded"));
+}
+
+#[test]
+fn pattern_depth_is_limited() {
+    let mut pattern = json!("x");
+    for _ in 0..70 {
+        pattern = json!({"a": pattern});
+    }
+    let problem = settings_problem(&enforce(json!({"pattern": pattern})));
+    assert!(
+        problem.contains("pattern is nested deeper than 64 levels"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn foreach_iterations_are_limited() {
+    let containers: Vec<Value> = (0..400)
+        .map(|i| json!({"name": format!("c{i}"), "image": "nginx"}))
+        .collect();
+    let settings = enforce(
+        json!({"foreach": [{"list": "request.object.spec.containers",
+        "foreach": [{"list": "request.object.spec.containers",
+            "deny": {"conditions": {"any": [{"key": "{{ element.image }}", "operator": "Equals", "value": "nope"}]}}}]}]}),
+    );
+    let payload = json!({"request": pod(json!({"containers": containers})), "settings": settings});
+    rejected_with(
+        &respond(&payload.to_string()),
+        "foreach visits more than 50000 elements (the limit per rule), at `request.object.spec.containers`",
+    );
+}
+
+#[test]
+fn jmespath_expression_depth_is_limited() {
+    let expression = format!("{}x{}", "(".repeat(100), ")".repeat(100));
+    let settings = enforce(json!({"deny": {"conditions": {"any": [
+        {"key": format!("{{{{ {expression} }}}}"), "operator": "Equals", "value": "y"}]}}}));
+    let problem = settings_problem(&settings);
+    assert!(problem.contains("nests deeper than 64 levels"), "{problem}");
+}
+
+#[test]
+fn cel_cost_is_limited() {
+    let expression = "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, a + b + c + d + e + f > 0))))))";
+    let settings = enforce(json!({"cel": {"expressions": [{"expression": expression}]}}));
+    let payload = json!({"request": pod(json!({"containers": []})), "settings": settings});
+    rejected_with(&respond(&payload.to_string()), "cost budget exceeded");
+}
+
+#[test]
+fn variable_substitution_depth_is_limited() {
+    // A variable whose value is a reference to itself (escaped when
+    // loaded), so that every substitution brings it back.
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "context": [{"name": "again", "variable": {"value": "\\{{ again }}"}}],
+        "validate": {"deny": {"conditions": {"any": [
+            {"key": "x{{ again }}", "operator": "Equals", "value": "x"}]}}}}]});
+    let payload = json!({"request": pod(json!({"containers": []})), "settings": settings});
+    rejected_with(
+        &respond(&payload.to_string()),
+        "variables nest or repeat too deeply",
+    );
+}

@@ -1,12 +1,24 @@
 //! `kyverno-fuzz [ITERATIONS] [SEED]`: a fuzz campaign over `validate` and
 //! `validate_settings` (see the crate docs). Findings go to
 //! `target/fuzz-findings/`; the exit status is 1 when there are any.
+//! `kyverno-fuzz --replay FILE…` times findings again.
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> anyhow::Result<ExitCode> {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    // `kyverno-fuzz --replay FILE…`: times each finding again.
+    if args.peek().is_some_and(|a| a == "--replay") {
+        for file in args.skip(1) {
+            let payload = std::fs::read(&file)?;
+            match kyverno_fuzz::exercise(&payload) {
+                Ok(took) => println!("{file}: {:.1} ms", took.as_secs_f64() * 1000.0),
+                Err(panic) => println!("{file}: panic: {panic}"),
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let iterations = args
         .next()
         .map(|a| a.parse())

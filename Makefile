@@ -45,9 +45,12 @@ test: setup policy.wasm
 
 # A fuzz campaign over validate and validate_settings (crates/fuzz):
 # FUZZ_ITERATIONS mutated inputs; findings go to target/fuzz-findings/.
+# The DER reader behind x509_decode has a campaign of its own.
 FUZZ_ITERATIONS ?= 10000000
+FUZZ_X509_ITERATIONS ?= 10000000
 .PHONY: fuzz
 fuzz:
+	cargo run --profile fuzz -p kyverno-fuzz -- --x509 $(FUZZ_X509_ITERATIONS)
 	cargo run --profile fuzz -p kyverno-fuzz -- $(FUZZ_ITERATIONS)
 
 .PHONY: e2e-tests

@@ -470,3 +470,104 @@ pub fn peak_rss_kib() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// The certificates (PEM) the x509 campaign starts from.
+pub fn certificates(test_data: &Path) -> Result<Vec<String>> {
+    let mut pems = Vec::new();
+    for entry in std::fs::read_dir(test_data.join("fuzz/x509"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "pem") {
+            pems.push(std::fs::read_to_string(&path)?);
+        }
+    }
+    pems.sort();
+    Ok(pems)
+}
+
+/// A fuzz campaign of its own for the hand-written DER reader behind
+/// `x509_decode`: certificates and requests with damaged DER (flipped
+/// bytes, long-form and oversized lengths, cuts, insertions), re-wrapped in
+/// PEM, and sometimes damaged PEM text. Returns the executions and the
+/// inputs that panicked.
+pub fn run_x509(pems: &[String], iterations: u64, seed: u64) -> Result<(u64, Vec<String>)> {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let query = kyverno_jmespath::Query::compile("x509_decode(@)")
+        .map_err(|e| anyhow::anyhow!("x509_decode does not compile: {e}"))?;
+    let ders: Vec<(String, Vec<u8>)> = pems
+        .iter()
+        .filter_map(|pem| {
+            let label = pem
+                .lines()
+                .next()?
+                .trim_matches('-')
+                .trim_start_matches("BEGIN ");
+            let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+            Some((label.to_string(), engine.decode(body).ok()?))
+        })
+        .collect();
+    if ders.is_empty() {
+        anyhow::bail!("no certificate to start from");
+    }
+    let mut rng = Rng::new(seed);
+    let mut panics = Vec::new();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for _ in 0..iterations {
+        let (label, der) = pick(&ders, &mut rng);
+        let mut der = der.clone();
+        for _ in 0..1 + rng.below(4) {
+            let i = rng.below(der.len().max(1));
+            match rng.below(5) {
+                0 => {
+                    if let Some(b) = der.get_mut(i) {
+                        *b ^= 1 << rng.below(8);
+                    }
+                }
+                1 => {
+                    // Length bytes: long forms, and lengths past the end.
+                    let b = *pick(
+                        &[0x80u8, 0x81, 0x82, 0x84, 0x88, 0xff, 0x7f, 0x00],
+                        &mut rng,
+                    );
+                    if let Some(slot) = der.get_mut(i) {
+                        *slot = b;
+                    }
+                }
+                2 => der.truncate(i),
+                3 => {
+                    let tail = der.split_off(i.min(der.len()));
+                    der.extend((0..rng.below(16)).map(|_| rng.next_u64() as u8));
+                    der.extend_from_slice(&tail);
+                }
+                _ => {
+                    // A subtree copied elsewhere: nesting the reader has not seen.
+                    let from = rng.below(der.len().max(1));
+                    let to = (from + rng.below(64)).min(der.len());
+                    let chunk: Vec<u8> = der.get(from..to).map(<[u8]>::to_vec).unwrap_or_default();
+                    let at = rng.below(der.len() + 1).min(der.len());
+                    let tail = der.split_off(at);
+                    der.extend_from_slice(&chunk);
+                    der.extend_from_slice(&tail);
+                }
+            }
+        }
+        let mut pem = format!(
+            "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+            engine.encode(&der)
+        );
+        if rng.chance(5) {
+            let mut bytes = pem.into_bytes();
+            mutate_bytes(&mut bytes, &mut rng);
+            pem = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        let input = Value::String(pem);
+        if std::panic::catch_unwind(|| query.search(&input).map(|_| ())).is_err() {
+            if let Value::String(pem) = input {
+                panics.push(pem);
+            }
+        }
+    }
+    std::panic::set_hook(hook);
+    Ok((iterations, panics))
+}

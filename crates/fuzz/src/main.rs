@@ -1,13 +1,40 @@
 //! `kyverno-fuzz [ITERATIONS] [SEED]`: a fuzz campaign over `validate` and
 //! `validate_settings` (see the crate docs). Findings go to
 //! `target/fuzz-findings/`; the exit status is 1 when there are any.
-//! `kyverno-fuzz --replay FILE…` times findings again.
+//! `kyverno-fuzz --replay FILE…` times findings again; `kyverno-fuzz --x509
+//! [ITERATIONS]` fuzzes the DER reader behind `x509_decode` on its own.
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> anyhow::Result<ExitCode> {
     let mut args = std::env::args().skip(1).peekable();
+    // `kyverno-fuzz --x509 [ITERATIONS]`: the DER reader on its own.
+    if args.peek().is_some_and(|a| a == "--x509") {
+        let iterations = args
+            .nth(1)
+            .map(|a| a.parse())
+            .transpose()?
+            .unwrap_or(1_000_000);
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let pems = kyverno_fuzz::certificates(&root.join("test_data"))?;
+        let started = std::time::Instant::now();
+        let (runs, panics) = kyverno_fuzz::run_x509(&pems, iterations, 0x509)?;
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        println!(
+            "x509_decode: {runs} executions in {secs:.1} s ({:.0}/s), {} panics",
+            runs as f64 / secs,
+            panics.len()
+        );
+        for pem in &panics {
+            println!("panic on:\n{pem}");
+        }
+        return Ok(if panics.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     // `kyverno-fuzz --replay FILE…`: times each finding again.
     if args.peek().is_some_and(|a| a == "--replay") {
         for file in args.skip(1) {

@@ -59,3 +59,12 @@ fn a_short_campaign_finds_no_panic() {
     assert!(report.panics.is_empty(), "{:?}", report.panics);
     assert!(report.slow.is_empty(), "{:?}", report.slow);
 }
+
+#[test]
+fn damaged_certificates_never_panic_the_der_reader() {
+    let pems = kyverno_fuzz::certificates(&test_data()).unwrap();
+    assert!(pems.len() >= 5);
+    let (runs, panics) = kyverno_fuzz::run_x509(&pems, 2_000, 11).unwrap();
+    assert_eq!(runs, 2_000);
+    assert!(panics.is_empty(), "{panics:?}");
+}

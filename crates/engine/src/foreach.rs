@@ -59,6 +59,11 @@ pub struct CompiledForeach {
     context: Vec<CompiledEntry>,
     preconditions: Option<CompiledConditions>,
     element_scope: Option<bool>,
+    /// Whether anything in the entry reads `element<N>` / `elementIndex<N>`
+    /// for its own nesting level: only then are they set, which spares a
+    /// copy of every element.
+    reads_numbered_element: bool,
+    reads_numbered_index: bool,
     body: Body,
 }
 
@@ -159,6 +164,8 @@ impl CompiledForeach {
                 CompiledConditions::compile(c, &key_path(path, "preconditions"), delete, diags)
             }),
             element_scope: f.element_scope,
+            reads_numbered_element: mentions(f.raw, &format!("element{nesting}")),
+            reads_numbered_index: mentions(f.raw, &format!("elementIndex{nesting}")),
             body,
         }
     }
@@ -252,16 +259,22 @@ fn validate_elements(
             }
             Some(scope) => scope,
         };
-        // One copy per element: `element` takes the element itself and the
-        // scoped resource is read back from it.
-        let names = [
-            (format!("element{nesting}"), element.clone()),
-            ("element".to_string(), element),
-            ("elementIndex".to_string(), Value::from(index)),
-            (format!("elementIndex{nesting}"), Value::from(index)),
-        ];
-        let previous: Vec<(String, Option<Value>)> = names
+        // `element` takes the element itself; `element<N>` is a copy, made
+        // only when something reads it.
+        let numbered_element = foreach
+            .reads_numbered_element
+            .then(|| (format!("element{nesting}"), element.clone()));
+        let numbered_index = foreach
+            .reads_numbered_index
+            .then(|| (format!("elementIndex{nesting}"), Value::from(index)));
+        let names = numbered_element
             .into_iter()
+            .chain([
+                ("element".to_string(), element),
+                ("elementIndex".to_string(), Value::from(index)),
+            ])
+            .chain(numbered_index);
+        let previous: Vec<(String, Option<Value>)> = names
             .map(|(name, value)| {
                 let prev = ctx.set(&name, value);
                 (name, prev)
@@ -288,6 +301,18 @@ fn validate_elements(
         }
     }
     ((RuleStatus::Pass, String::new()), applied)
+}
+
+/// Whether `needle` appears in a key or string of `value`. A JMESPath
+/// `\u` escape could spell any name, so it counts as a mention too.
+fn mentions(value: &Value, needle: &str) -> bool {
+    let text = |s: &str| s.contains(needle) || s.contains("\\u");
+    match value {
+        Value::String(s) => text(s),
+        Value::Array(items) => items.iter().any(|v| mentions(v, needle)),
+        Value::Object(map) => map.iter().any(|(k, v)| text(k) || mentions(v, needle)),
+        _ => false,
+    }
 }
 
 /// One element: its context, its preconditions, then the body.
@@ -349,4 +374,90 @@ fn validate_element(
     let result = result.map(|(status, message)| (status, loaded.explain(message)));
     loaded.undo(ctx);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::NoCluster;
+    use crate::engine::{evaluate_settings, Teardown};
+    use serde_json::json;
+
+    fn statuses(foreach: Value) -> Vec<RuleStatus> {
+        let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "m", "foreach": foreach}}]});
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [
+                    {"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 81}]},
+                    {"name": "b", "ports": [{"containerPort": 90}]}]}}});
+        let evaluation =
+            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
+        evaluation.outcomes.iter().map(|o| o.status).collect()
+    }
+
+    /// A loop over each container's ports that denies when `key` is not
+    /// one of `allowed`.
+    fn nested_loop(key: &str, allowed: Value) -> Value {
+        json!([{"list": "request.object.spec.containers", "foreach": [{"list": "element.ports",
+            "deny": {"conditions": {"all": [{"key": key, "operator": "AnyNotIn", "value": allowed}]}}}]}])
+    }
+
+    #[test]
+    fn numbered_elements_and_indexes_reach_nested_loops() {
+        let cases = [
+            (
+                "outer_element_by_number",
+                "{{ element0.name }}-{{ element1.containerPort }}",
+                json!(["a-80", "a-81", "b-90"]),
+            ),
+            (
+                "indexes_by_number",
+                "{{ elementIndex0 }}/{{ elementIndex1 }}/{{ elementIndex }}",
+                json!(["0/0/0", "0/1/1", "1/0/0"]),
+            ),
+        ];
+        for (name, key, allowed) in cases {
+            // Every combination the loops produce is allowed: a wrong or
+            // missing binding makes the rule fail or error.
+            assert_eq!(
+                statuses(nested_loop(key, allowed)),
+                vec![RuleStatus::Pass],
+                "{name}"
+            );
+            assert_eq!(
+                statuses(nested_loop(key, json!(["x"]))),
+                vec![RuleStatus::Fail],
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbered_names_are_found_in_keys_strings_and_escapes() {
+        let cases = [
+            (
+                "in_a_string",
+                json!({"deny": {"x": "{{ element0.a }}"}}),
+                true,
+            ),
+            ("in_a_key", json!({"pattern": {"{{element0}}": 1}}), true),
+            ("escaped", json!({"list": "\"\\u0065lement0\""}), true),
+            (
+                "other_level",
+                json!({"deny": {"x": "{{ element1.a }}"}}),
+                false,
+            ),
+            (
+                "plain_element",
+                json!({"deny": {"x": "{{ element.a }}"}}),
+                false,
+            ),
+        ];
+        for (name, value, expected) in cases {
+            assert_eq!(mentions(&value, "element0"), expected, "{name}");
+        }
+    }
 }

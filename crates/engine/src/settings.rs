@@ -225,6 +225,8 @@ pub struct Condition {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Foreach<'a> {
+    /// The entry as written, for questions about its text as a whole.
+    pub raw: &'a Value,
     pub list: String,
     pub context: Vec<ContextEntry>,
     pub preconditions: Option<Conditions>,
@@ -1137,6 +1139,7 @@ fn parse_foreach<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> O
         }
     };
     Some(Foreach {
+        raw: value,
         list,
         context: parse_context(&f, diags),
         preconditions: f

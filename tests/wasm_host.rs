@@ -113,3 +113,29 @@ fn garbage_requests_are_rejected_not_trapped() {
     .expect("validate answers");
     assert_eq!(response["accepted"], json!(false));
 }
+
+#[test]
+fn a_reused_instance_keeps_its_memory_bounded() {
+    // A fresh instance leaves each request's working data allocated (the
+    // instance is thrown away); a host that reuses the instance must still
+    // see memory bounded. Each request here parses to about 8 MiB (half a
+    // million empty objects): left allocated every time, 600 of them
+    // would pass wasm32's 4 GiB and trap.
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+        "validate": {"message": "m", "pattern": {"metadata": {"name": "?*"}}}}]});
+    let items = vec!["{}"; 500_000].join(",");
+    let request = format!(
+        r#"{{"uid": "1", "operation": "CREATE", "namespace": "default",
+        "kind": {{"group": "", "version": "v1", "kind": "ConfigMap"}},
+        "object": {{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "c"}},
+        "items": [{items}]}}}}"#
+    );
+    let payload = format!(r#"{{"settings": {settings}, "request": {request}}}"#);
+    let instance = module().instance().expect("instance");
+    for i in 0..600 {
+        let response = host::call(&instance, "validate", payload.as_bytes())
+            .unwrap_or_else(|e| panic!("request {i}: {e}"));
+        assert_eq!(response["accepted"], json!(true), "request {i}");
+    }
+}

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 use kyverno_engine::cluster::{Cluster, Lookup};
-use kyverno_engine::engine::evaluate_settings;
+use kyverno_engine::engine::{evaluate_settings, Teardown};
 use kyverno_engine::resources;
 use kyverno_engine::verdict::RuleStatus;
 use serde_json::{json, Map, Value};
@@ -570,7 +570,7 @@ fn evaluate(
             inject_values(rule, &mine);
         }
     }
-    match evaluate_settings(&spec, request, cluster, true) {
+    match evaluate_settings(&spec, request, cluster, true, Teardown::Free) {
         Err(diags) => Err(format!("invalid policy: {}", diags.summary())),
         Ok(evaluation) => {
             let scored = policy

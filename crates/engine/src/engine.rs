@@ -39,6 +39,28 @@ pub struct Evaluation {
     pub policy_name: Option<String>,
 }
 
+/// What becomes of a request's working data (the parsed policy, the
+/// context holding the request, autogen's rules) once its outcomes are
+/// known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Teardown {
+    /// Free it: the caller lives on (the CLI, tests, a reused instance).
+    Free,
+    /// Leave it allocated: the caller's memory is thrown away with the
+    /// instance right after this request (policy-server's fresh instance
+    /// per request), so freeing every node of the trees is wasted work.
+    Leave,
+}
+
+impl Teardown {
+    pub fn release<T>(self, value: T) {
+        match self {
+            Teardown::Free => drop(value),
+            Teardown::Leave => std::mem::forget(value),
+        }
+    }
+}
+
 /// The whole pipeline for one request, as the module and the CLI run it:
 /// parse the settings (a Kyverno policy's `spec` or manifest), select and
 /// evaluate the rules. Invalid settings come back as their problems, with
@@ -49,6 +71,7 @@ pub fn evaluate_settings(
     request: Value,
     cluster: &dyn Cluster,
     mentions_roles: bool,
+    teardown: Teardown,
 ) -> Result<Evaluation, Diagnostics> {
     // Settings are parsed without their paths; only invalid settings are
     // parsed again, with paths, to say where the problems are.
@@ -72,10 +95,13 @@ pub fn evaluate_settings(
         request,
         &Cached::new(cluster),
         mentions_roles,
+        teardown,
     );
+    let policy_name = spec.policy_name.clone();
+    teardown.release(spec);
     Ok(Evaluation {
         outcomes,
-        policy_name: spec.policy_name,
+        policy_name,
     })
 }
 
@@ -91,6 +117,7 @@ pub fn evaluate(
     request: Value,
     cluster: &Cached<'_>,
     mentions_roles: bool,
+    teardown: Teardown,
 ) -> Vec<RuleOutcome> {
     // Autogen's rules are JSON of their own, which the parsed rules borrow.
     let generated_json: Vec<autogen::GeneratedRule>;
@@ -314,6 +341,9 @@ pub fn evaluate(
             break;
         }
     }
+    teardown.release(ctx);
+    teardown.release(generated);
+    teardown.release(generated_json);
     outcomes
 }
 

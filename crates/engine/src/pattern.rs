@@ -39,6 +39,9 @@ pub enum Scalar {
 pub struct MapPattern {
     /// Entries in Kyverno's evaluation order.
     entries: Vec<Entry>,
+    /// Whether an entry, here or deeper, is anchored (Kyverno evaluates
+    /// such keys first).
+    anchored: bool,
 }
 
 /// Where a map sits, for Kyverno's wildcard keys in `metadata.labels` and
@@ -54,13 +57,21 @@ enum Place {
 struct Entry {
     /// The key as written (`(image)`).
     raw: String,
-    /// The key without its anchor (`image`).
-    key: String,
+    /// Where the key without its anchor (`image`) sits in `raw`: one string
+    /// per entry instead of two.
+    key_at: std::ops::Range<usize>,
     anchor: Option<AnchorKind>,
     /// A wildcard key in labels/annotations: bound to the first resource key
     /// it matches (Go picks one at random).
     bind_wildcard: bool,
     value: Pattern,
+}
+
+impl Entry {
+    /// The key without its anchor (`image`).
+    fn key(&self) -> &str {
+        self.raw.get(self.key_at.clone()).unwrap_or_default()
+    }
 }
 
 /// Why a pattern did not match, in Kyverno's words.
@@ -256,16 +267,24 @@ fn compile_map(
             },
             _ => {}
         }
-        let key = parsed.map_or_else(|| raw.clone(), |a| a.key.to_string());
-        let child_place = match (place, key.as_str()) {
+        // The anchor's key is a slice of `raw`: keep where it is.
+        let key_at = match &parsed {
+            Some(a) => {
+                let start = (a.key.as_ptr() as usize).saturating_sub(raw.as_ptr() as usize);
+                start..start + a.key.len()
+            }
+            None => 0..raw.len(),
+        };
+        let key = raw.get(key_at.clone()).unwrap_or_default();
+        let child_place = match (place, key) {
             (_, "metadata") => Place::Metadata,
             (Place::Metadata, "labels" | "annotations") => Place::Tags,
             _ => Place::Other,
         };
         let entry = Entry {
             raw: raw.clone(),
-            bind_wildcard: tags_are_strings && has_wildcard(&key),
-            key,
+            bind_wildcard: tags_are_strings && has_wildcard(key),
+            key_at,
             anchor: kind,
             value: compile_node(value, &entry_path, depth + 1, child_place, diags),
         };
@@ -289,18 +308,20 @@ fn compile_map(
         .into_iter()
         .partition(|e| e.anchor == Some(AnchorKind::Global) || has_nested_anchors(&e.value));
     front.reverse();
+    // Front entries are global anchors or hold anchors deeper down.
+    let anchored_here = !anchored.is_empty() || !front.is_empty();
     let mut entries = anchored;
     entries.extend(front);
     entries.extend(back);
-    MapPattern { entries }
+    MapPattern {
+        entries,
+        anchored: anchored_here,
+    }
 }
 
 fn has_nested_anchors(pattern: &Pattern) -> bool {
     match pattern {
-        Pattern::Map(map) => map.entries.iter().any(|e| {
-            !matches!(e.anchor, None | Some(AnchorKind::AddIfNotPresent))
-                || has_nested_anchors(&e.value)
-        }),
+        Pattern::Map(map) => map.anchored,
         Pattern::Array(items) => items.iter().any(has_nested_anchors),
         Pattern::Scalar(_) => false,
     }
@@ -323,7 +344,7 @@ impl<'p> AnchorPresence<'p> {
             ) {
                 continue;
             }
-            let present = resource.contains_key(&entry.key);
+            let present = resource.contains_key(entry.key());
             match self.seen.iter_mut().find(|(raw, _)| *raw == entry.raw) {
                 Some((_, seen)) => *seen |= present,
                 None => self.seen.push((&entry.raw, present)),
@@ -422,7 +443,8 @@ fn validate_map<'p>(
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     for entry in &pattern.entries {
-        handle_entry(resource, entry, path, anchors).map_err(|e| e.within(entry.key.clone()))?;
+        handle_entry(resource, entry, path, anchors)
+            .map_err(|e| e.within(entry.key().to_string()))?;
     }
     Ok(())
 }
@@ -434,9 +456,9 @@ fn handle_entry<'p>(
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
     let key = if entry.bind_wildcard {
-        bound_wildcard_key(&entry.key, resource).unwrap_or(&entry.key)
+        bound_wildcard_key(entry.key(), resource).unwrap_or(entry.key())
     } else {
-        &entry.key
+        entry.key()
     };
     let current = ResPath::Key(path, key);
     let value = resource.get(key);

@@ -641,8 +641,9 @@ fn split_request_values(values: &Map<String, Value>) -> Split {
 }
 
 /// Sets `request.a.b` (segments may be quoted: `"example.com/x"`) on the
-/// request. A DELETE keeps the resource as the old object, as Kyverno's
-/// CLI does.
+/// request. A DELETE keeps the resource as the old object, and an UPDATE
+/// compares the resource with itself (a copy is its old object), as
+/// Kyverno's CLI does.
 fn set_request_value(request: &mut Value, key: &str, value: Value) {
     let path = split_path(key);
     let Some((_, rest)) = path.split_first() else {
@@ -653,6 +654,14 @@ fn set_request_value(request: &mut Value, key: &str, value: Value) {
             target.extend(map);
         }
         return;
+    }
+    if rest == ["operation"] && value == json!("UPDATE") {
+        let object = request.get("object").cloned().unwrap_or_default();
+        if let Some(map) = request.as_object_mut() {
+            if map.get("oldObject").is_none_or(Value::is_null) {
+                map.insert("oldObject".into(), object);
+            }
+        }
     }
     if rest == ["operation"] && value == json!("DELETE") {
         let object = request
@@ -1013,6 +1022,16 @@ mod tests {
         assert_eq!(request["oldObject"], json!({"kind": "Pod"}));
         assert_eq!(request["object"], Value::Null);
         assert_eq!(request["mode"], "background");
+    }
+
+    #[test]
+    fn an_update_compares_the_resource_with_a_copy_of_itself() {
+        let mut request =
+            json!({"operation": "CREATE", "object": {"kind": "Pod"}, "oldObject": null});
+        set_request_value(&mut request, "request.operation", json!("UPDATE"));
+        assert_eq!(request["operation"], "UPDATE");
+        assert_eq!(request["object"], json!({"kind": "Pod"}));
+        assert_eq!(request["oldObject"], json!({"kind": "Pod"}));
     }
 
     #[test]

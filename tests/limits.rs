@@ -123,3 +123,21 @@ fn variable_substitution_depth_is_limited() {
         "variables nest or repeat too deeply",
     );
 }
+
+#[test]
+fn long_wildcards_against_long_values_are_answered() {
+    // No limit is needed: wildcard pieces are found in one pass over the
+    // value, so a 60,000-character pattern against a 120,000-character
+    // value is answered at once, and correctly.
+    let pattern = format!("*{}b", "a".repeat(60_000));
+    let settings = enforce(json!({"message": "m",
+        "pattern": {"metadata": {"annotations": {"note": pattern}}}}));
+    let mut request = pod(json!({"containers": [{"name": "c", "image": "nginx"}]}));
+    request["object"]["metadata"]["annotations"] = json!({"note": "a".repeat(120_000)});
+    let payload = json!({"settings": settings, "request": request}).to_string();
+    rejected_with(&respond(&payload), "/metadata/annotations/note/");
+    request["object"]["metadata"]["annotations"] =
+        json!({"note": format!("{}b", "a".repeat(120_000))});
+    let payload = json!({"settings": settings, "request": request}).to_string();
+    assert_eq!(respond(&payload)["accepted"], true);
+}

@@ -141,3 +141,18 @@ fn long_wildcards_against_long_values_are_answered() {
     let payload = json!({"settings": settings, "request": request}).to_string();
     assert_eq!(respond(&payload)["accepted"], true);
 }
+
+#[test]
+fn what_a_jmespath_query_builds_is_limited() {
+    // Every pipe doubles the object: without a budget the module would
+    // run out of memory (and trap) long before an answer.
+    let doubling = format!("request.object{}", " | [@, @]".repeat(40));
+    let settings = enforce(json!({"message": "m", "deny": {"conditions": {"any": [
+        {"key": format!("{{{{ {doubling} | length(@) }}}}"), "operator": "Equals", "value": 2}]}}}));
+    let request = pod(json!({"containers": [{"name": "c", "image": "nginx"}]}));
+    let payload = json!({"settings": settings, "request": request}).to_string();
+    rejected_with(
+        &respond(&payload),
+        "the query's results grow past 64 MiB (the limit per query)",
+    );
+}

@@ -1,6 +1,5 @@
 //! The standard JMESPath functions, as go-jmespath implements them.
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::{Map, Value};
@@ -89,7 +88,7 @@ fn items(v: &Value) -> &[Value] {
 
 /// Applies an expression reference to one element, as go-jmespath does.
 fn apply(node: &Node, element: &Value) -> Result<Value, SearchError> {
-    super::absorb(eval(node, element)).map(Cow::into_owned)
+    super::absorb(eval(node, element)).and_then(super::owned)
 }
 
 /// Orders numbers or strings; anything else is a type error.

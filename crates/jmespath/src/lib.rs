@@ -73,6 +73,58 @@ pub enum SearchError {
     Function(String),
     #[error("invalid slice, step cannot be 0")]
     InvalidSlice,
+    #[error("the query's results grow past {} MiB (the limit per query)", MAX_RESULT_BYTES >> 20)]
+    TooLarge,
+}
+
+/// Most memory the values one search builds may take (estimated: a value
+/// counts 32 bytes and its text; a 3 MiB object copied ten times fits): copies
+/// of the input, lists and maps built by the query. Without it
+/// `@ | [@, @] | [@, @] | …` doubles the input at every pipe.
+pub const MAX_RESULT_BYTES: usize = 64 << 20;
+
+thread_local! {
+    /// What the running search has built so far, in estimated bytes.
+    static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts a copy of `value` against the running search's budget.
+fn charge(value: &Value) -> Result<(), SearchError> {
+    let before = BUILT.with(std::cell::Cell::get);
+    let total = weigh(value, before).ok_or(SearchError::TooLarge)?;
+    BUILT.with(|b| b.set(total));
+    Ok(())
+}
+
+/// `so_far` plus the estimated size of `value`; `None` past the budget
+/// (the walk stops there).
+fn weigh(value: &Value, so_far: usize) -> Option<usize> {
+    // A node costs about a `Value` and its share of a map or list.
+    const NODE: usize = 32;
+    let total = match value {
+        Value::String(s) => so_far.saturating_add(NODE).saturating_add(s.len()),
+        Value::Array(items) => items
+            .iter()
+            .try_fold(so_far.saturating_add(NODE), |t, v| weigh(v, t))?,
+        Value::Object(map) => map
+            .iter()
+            .try_fold(so_far.saturating_add(NODE), |t, (k, v)| {
+                weigh(v, t.saturating_add(k.len()))
+            })?,
+        _ => so_far.saturating_add(NODE),
+    };
+    (total <= MAX_RESULT_BYTES).then_some(total)
+}
+
+/// The value itself: a copy, counted against the budget, when borrowed.
+pub(crate) fn owned(value: Cow<'_, Value>) -> Result<Value, SearchError> {
+    match value {
+        Cow::Borrowed(v) => {
+            charge(v)?;
+            Ok(v.clone())
+        }
+        Cow::Owned(v) => Ok(v),
+    }
 }
 
 /// A compiled expression.
@@ -147,6 +199,7 @@ impl Query {
 
     /// Searches `data`; borrows from it when the result is part of it.
     pub fn search<'a>(&'a self, data: &'a Value) -> Result<Cow<'a, Value>, SearchError> {
+        BUILT.with(|b| b.set(0));
         eval(&self.node, data)
     }
 }
@@ -413,7 +466,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             for item in items {
                 let projected = absorb(eval_on(rhs, item))?;
                 if !projected.is_null() {
-                    out.push(projected.into_owned());
+                    out.push(owned(projected)?);
                 }
             }
             Ok(Cow::Owned(Value::Array(out)))
@@ -425,9 +478,11 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
                 Err(e) => return Err(e),
             };
             Ok(match value {
-                Cow::Borrowed(Value::Object(map)) => {
-                    Cow::Owned(Value::Array(map.values().cloned().collect()))
-                }
+                Cow::Borrowed(Value::Object(map)) => Cow::Owned(Value::Array(
+                    map.values()
+                        .map(|v| owned(Cow::Borrowed(v)))
+                        .collect::<Result<_, _>>()?,
+                )),
                 Cow::Owned(Value::Object(map)) => {
                     Cow::Owned(Value::Array(map.into_iter().map(|(_, v)| v).collect()))
                 }
@@ -436,7 +491,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
         }
         Node::Flatten(_) => match eval_items(node, data) {
             Ok(Some(items)) => Ok(Cow::Owned(Value::Array(
-                items.into_iter().map(Cow::into_owned).collect(),
+                items.into_iter().map(owned).collect::<Result<_, _>>()?,
             ))),
             Ok(None) | Err(SearchError::NotFound(_)) => Ok(Cow::Borrowed(&NULL)),
             Err(e) => Err(e),
@@ -478,7 +533,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             }
             let mut out = Vec::with_capacity(elements.len());
             for e in elements {
-                out.push(absorb(eval(e, data))?.into_owned());
+                out.push(owned(absorb(eval(e, data))?)?);
             }
             Ok(Cow::Owned(Value::Array(out)))
         }
@@ -488,7 +543,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             }
             let mut out = Map::new();
             for (key, e) in elements {
-                out.insert(key.clone(), absorb(eval(e, data))?.into_owned());
+                out.insert(key.clone(), owned(absorb(eval(e, data))?)?);
             }
             Ok(Cow::Owned(Value::Object(out)))
         }
@@ -517,12 +572,15 @@ fn eval_items<'a>(
         Node::Subexpr(lhs, rhs) if matches!(**rhs, Node::MultiList(_) | Node::Flatten(_)) => {
             match eval(lhs, data)? {
                 Cow::Borrowed(left) => eval_items(rhs, left),
-                Cow::Owned(left) => Ok(eval_items(rhs, &left)?.map(|items| {
-                    items
-                        .into_iter()
-                        .map(|i| Cow::Owned(i.into_owned()))
-                        .collect()
-                })),
+                Cow::Owned(left) => match eval_items(rhs, &left)? {
+                    Some(items) => Ok(Some(
+                        items
+                            .into_iter()
+                            .map(|i| owned(i).map(Cow::Owned))
+                            .collect::<Result<_, _>>()?,
+                    )),
+                    None => Ok(None),
+                },
             }
         }
         Node::Flatten(inner) => {
@@ -556,7 +614,7 @@ fn eval_items<'a>(
 fn eval_on<'a>(node: &'a Node, value: Cow<'a, Value>) -> Result<Cow<'a, Value>, SearchError> {
     match value {
         Cow::Borrowed(v) => eval(node, v),
-        Cow::Owned(v) => eval(node, &v).map(|r| Cow::Owned(r.into_owned())),
+        Cow::Owned(v) => eval(node, &v).and_then(owned).map(Cow::Owned),
     }
 }
 
@@ -602,6 +660,7 @@ fn slice(
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
         if let Some(v) = usize::try_from(i).ok().and_then(|i| items.get(i)) {
+            charge(v)?;
             out.push(v.clone());
         }
         i += step;
@@ -695,10 +754,10 @@ fn call(function: Function, args: &[Node], data: &Value) -> Result<Value, Search
             let plain: Vec<Value> = values
                 .into_iter()
                 .map(|a| match a {
-                    Arg::Value(v) => v.into_owned(),
-                    Arg::Expref(_) => Value::Null,
+                    Arg::Value(v) => owned(v),
+                    Arg::Expref(_) => Ok(Value::Null),
                 })
-                .collect();
+                .collect::<Result<_, _>>()?;
             kyverno::call(s.name, &plain).map_err(|e| SearchError::Function(e.message))
         }
         Function::Standard(s) => functions::call(s.name, &values),

@@ -182,3 +182,29 @@ fn compile_errors_are_caught_before_evaluation() {
     let deep = format!("{}a{}", "(".repeat(100), ")".repeat(100));
     assert_eq!(Query::compile(&deep), Err(CompileError::TooDeep));
 }
+
+#[test]
+fn what_a_query_builds_is_limited() {
+    let data = json!({"name": "x".repeat(1000), "items": [1, 2, 3]});
+    let doubling = |times: usize| format!("@{}", " | [@, @]".repeat(times));
+    // Each pipe doubles the input: 10 doublings stay within the budget,
+    // 30 would build terabytes.
+    let within = search(&doubling(10), &data).unwrap();
+    assert_eq!(within.as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        search(&doubling(30), &data).unwrap_err(),
+        "the query's results grow past 64 MiB (the limit per query)"
+    );
+    // Hashes and projections count too.
+    let hashes = format!("@{}", " | {a: @, b: @}".repeat(30));
+    assert!(search(&hashes, &data)
+        .unwrap_err()
+        .contains("the limit per query"));
+    let projections = format!("@{}", " | [@, @][*]".repeat(30));
+    assert!(search(&projections, &data)
+        .unwrap_err()
+        .contains("the limit per query"));
+    // The budget is per search: the next one starts afresh.
+    assert_eq!(search("items[0]", &data).unwrap(), json!(1));
+    assert!(search(&doubling(10), &data).is_ok());
+}

@@ -72,6 +72,12 @@ run: setup policy.wasm
 bench: setup policy.wasm
 	cargo bench --bench validate
 
+# The hostile inputs of test_data/fuzz/corpus/: time through the module
+# (fresh instance) and natively, with the engine's peak memory.
+.PHONY: bench-hostile
+bench-hostile: setup policy.wasm
+	cargo bench --bench hostile
+
 .PHONY: clean
 clean:
 	cargo clean

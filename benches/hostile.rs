@@ -1,7 +1,8 @@
 //! The worst inputs found, timed: every payload of `test_data/fuzz/corpus/`
 //! (hostile requests and settings: deep nesting, 60,000-character
 //! wildcards, lists of 5,000 under three nested foreach, catastrophic
-//! regexes, huge CEL lists, doubling JMESPath pipes, …) through the built
+//! regexes, huge CEL lists, doubling JMESPath pipes, …) and of
+//! `test_data/bench/hostile/` (the PSS rule sets against a 2.8 MiB Pod) through the built
 //! module with a fresh instance per call, as policy-server runs it, and
 //! natively with the memory the engine allocates at its peak (a 64-bit
 //! upper bound of the module's: wasm32 values are smaller).
@@ -49,11 +50,16 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn main() -> anyhow::Result<()> {
     let module = host::PolicyModule::load(&host::wasm_path())?;
-    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/test_data/fuzz/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(corpus)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
+    // The fuzz corpus, and large requests too slow to be fuzz seeds.
+    let mut files = Vec::new();
+    for dir in ["test_data/fuzz/corpus", "test_data/bench/hostile"] {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        files.extend(
+            std::fs::read_dir(dir)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "json")),
+        );
+    }
     files.sort();
     println!(
         "{:<40} {:>9} {:>9} {:>12} {:>12} {:>12}",

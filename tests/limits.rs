@@ -153,6 +153,6 @@ fn what_a_jmespath_query_builds_is_limited() {
     let payload = json!({"settings": settings, "request": request}).to_string();
     rejected_with(
         &respond(&payload),
-        "the query's results grow past 64 MiB (the limit per query)",
+        "the query's results grow past 16 MiB (the limit per query)",
     );
 }

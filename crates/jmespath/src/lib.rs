@@ -78,10 +78,10 @@ pub enum SearchError {
 }
 
 /// Most memory the values one search builds may take (estimated: a value
-/// counts 32 bytes and its text; a 3 MiB object copied ten times fits): copies
+/// counts 32 bytes and its text; a 3 MiB object copied twice fits): copies
 /// of the input, lists and maps built by the query. Without it
 /// `@ | [@, @] | [@, @] | …` doubles the input at every pipe.
-pub const MAX_RESULT_BYTES: usize = 64 << 20;
+pub const MAX_RESULT_BYTES: usize = 16 << 20;
 
 thread_local! {
     /// What the running search has built so far, in estimated bytes.

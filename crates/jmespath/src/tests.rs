@@ -193,7 +193,7 @@ fn what_a_query_builds_is_limited() {
     assert_eq!(within.as_array().map(Vec::len), Some(2));
     assert_eq!(
         search(&doubling(30), &data).unwrap_err(),
-        "the query's results grow past 64 MiB (the limit per query)"
+        "the query's results grow past 16 MiB (the limit per query)"
     );
     // Hashes and projections count too.
     let hashes = format!("@{}", " | {a: @, b: @}".repeat(30));

@@ -5,13 +5,23 @@
 //! (`autogen-NAME`, pod template at `spec.template`) and of CronJobs
 //! (`autogen-cronjob-NAME`, at `spec.jobTemplate.spec.template`). Like
 //! Kyverno's `ComputeRules(policy, kind)`, rules are generated only for the
-//! kind of the request at hand, from the rule's JSON: the pattern is wrapped
-//! in the template, the kinds are replaced, and `request.object.spec` /
-//! `.metadata` references are rewritten as plain substrings.
+//! kind of the request at hand: the pattern is wrapped in the template, the
+//! kinds are replaced, and `request.object.spec` / `.metadata` references are
+//! rewritten as plain substrings. Kyverno does it on the rule's JSON
+//! ([`generate_one`]); requests derive the rule from the parsed Pod rule
+//! ([`derive`], held equal to the JSON way by `tests/autogen.rs`).
+
+use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
 use crate::matching::contains_kind;
+use crate::settings::{
+    Cel, CelExpression, Condition, Conditions, ContextEntry, ContextSource, Deny,
+    FailureActionOverride, Foreach, ForeachBody, LabelSelector, LabelSelectorRequirement,
+    MatchResources, NamedExpression, Params, PodSecurity, PodSecurityExclude, ResourceDescription,
+    ResourceFilter, Rule, Subject, Validation, ValidationBody,
+};
 
 /// Every pod controller Kyverno generates rules for by default.
 pub const POD_CONTROLLERS: &[&str] = &[
@@ -152,32 +162,409 @@ pub fn can_autogen(rules: &[Value]) -> bool {
 /// The rules Kyverno generates for a request of `kind` (e.g. `Deployment`),
 /// in Kyverno's order; empty when autogen does not apply.
 pub fn generate(rules: &[Value], controllers: Option<&str>, kind: &str) -> Vec<GeneratedRule> {
-    if kind.is_empty() || kind == "Pod" || !can_autogen(rules) {
-        return Vec::new();
-    }
-    let wanted: Vec<&str> = match controllers {
-        // Split on commas without trimming, as Kyverno does.
-        Some(list) => list.split(',').collect(),
-        None => POD_CONTROLLERS.to_vec(),
-    };
-    // Kyverno looks the request kind up in this list as is, so the legacy
-    // value `all` generates nothing at admission time.
-    if !wanted.contains(&kind) {
+    if !applies(rules, controllers, kind) {
         return Vec::new();
     }
     rules
         .iter()
         .enumerate()
         .filter_map(|(i, rule)| {
-            let generated = if kind == CRONJOB {
-                controller_rule(rule, CRONJOB).and_then(|r| cronjob_rule(rule, r))
-            } else {
-                controller_rule(rule, kind)
-                    .map(|r| finish(r, &POD_REPLACEMENTS, &POD_CEL_REPLACEMENTS))
-            };
-            generated.map(|rule| GeneratedRule { source: i, rule })
+            generate_one(rule, kind).map(|rule| GeneratedRule { source: i, rule })
         })
         .collect()
+}
+
+/// Whether autogen derives rules from the policy's `rules` (JSON) for a
+/// request of `kind`.
+pub fn applies(rules: &[Value], controllers: Option<&str>, kind: &str) -> bool {
+    if kind.is_empty() || kind == "Pod" || !can_autogen(rules) {
+        return false;
+    }
+    // Split on commas without trimming, as Kyverno does. Kyverno looks the
+    // request kind up in this list as is, so the legacy value `all`
+    // generates nothing at admission time.
+    match controllers {
+        Some(list) => list.split(',').any(|c| c == kind),
+        None => POD_CONTROLLERS.contains(&kind),
+    }
+}
+
+/// The JSON of the rule Kyverno generates from one Pod rule for a request
+/// of `kind`, when it generates one (see [`applies`] for the policy-level
+/// check).
+pub fn generate_one(rule: &Value, kind: &str) -> Option<Value> {
+    if kind == CRONJOB {
+        controller_rule(rule, CRONJOB).and_then(|r| cronjob_rule(rule, r))
+    } else {
+        controller_rule(rule, kind).map(|r| finish(r, &POD_REPLACEMENTS, &POD_CEL_REPLACEMENTS))
+    }
+}
+
+/// [`generate_one`] on a parsed rule: the same rule, derived without
+/// writing its JSON again and parsing it back (a fifth of a pod-controller
+/// request). Patterns are wrapped in new JSON; everything else is copied
+/// with every string rewritten as [`finish`] rewrites the rule's JSON.
+/// `None` where [`generate_one`] generates nothing.
+pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
+    if rule.name.starts_with("autogen-") {
+        return None;
+    }
+    let match_kinds = typed_kinds(Some(&rule.match_resources));
+    let exclude_kinds = typed_kinds(rule.exclude.as_ref());
+    if !contains_kind(&match_kinds, "Pod")
+        || (!exclude_kinds.is_empty() && !contains_kind(&exclude_kinds, "Pod"))
+    {
+        return None;
+    }
+    let cel = matches!(rule.validate.body, ValidationBody::Cel(_));
+    let (name, wraps, table, kinds_everywhere): (String, &[&str], _, bool) = if kind == CRONJOB {
+        let table = if cel {
+            &CRONJOB_CEL_REPLACEMENTS
+        } else {
+            &CRONJOB_REPLACEMENTS
+        };
+        (
+            format!("autogen-cronjob-{}", rule.name),
+            &["template", "jobTemplate"],
+            table,
+            true,
+        )
+    } else {
+        let table = if cel {
+            &POD_CEL_REPLACEMENTS
+        } else {
+            &POD_REPLACEMENTS
+        };
+        (
+            format!("autogen-{}", rule.name),
+            &["template"],
+            table,
+            false,
+        )
+    };
+    let r = Rewrite(table);
+    let wrap = |pattern: &Value| {
+        let mut pattern = r.value(pattern);
+        for key in wraps {
+            let template = Map::from_iter([((*key).to_string(), pattern)]);
+            pattern = Value::Object(Map::from_iter([(
+                "spec".to_string(),
+                Value::Object(template),
+            )]));
+        }
+        pattern
+    };
+    let body = match &rule.validate.body {
+        ValidationBody::Pattern(p) => ValidationBody::Pattern(Cow::Owned(wrap(p))),
+        ValidationBody::AnyPattern(ps) => {
+            ValidationBody::AnyPattern(ps.iter().map(|p| Cow::Owned(wrap(p))).collect())
+        }
+        ValidationBody::Deny(d) => ValidationBody::Deny(Deny {
+            conditions: d.conditions.as_ref().map(|c| r.conditions(c)),
+        }),
+        ValidationBody::Foreach(list) => {
+            ValidationBody::Foreach(list.iter().map(|f| r.foreach(f)).collect())
+        }
+        ValidationBody::Cel(c) => ValidationBody::Cel(r.cel(c)),
+        ValidationBody::PodSecurity(ps) => ValidationBody::PodSecurity(PodSecurity {
+            level: r.text(&ps.level),
+            version: r.opt(&ps.version),
+            exclude: ps
+                .exclude
+                .iter()
+                .map(|e| PodSecurityExclude {
+                    control_name: r.text(&e.control_name),
+                    images: r.texts(&e.images),
+                    restricted_field: r.opt(&e.restricted_field),
+                    values: r.texts(&e.values),
+                })
+                .collect(),
+        }),
+        ValidationBody::Manifests(_) => return None,
+    };
+    // The controller rule names only the request's kind; the CronJob rule
+    // is the controller rule wrapped once more, with every filter renamed.
+    let kinds: &[&str] = &[kind];
+    let retarget = |block: &MatchResources, exclude: bool| {
+        let block = typed_replace_kinds(block, kinds, false, exclude);
+        let block = if kinds_everywhere {
+            typed_replace_kinds(&block, kinds, true, exclude)
+        } else {
+            block
+        };
+        r.match_resources(&block)
+    };
+    Some(Rule {
+        name: r.text(&truncate_name(&name)),
+        path: rule.path.clone(),
+        match_resources: retarget(&rule.match_resources, false),
+        exclude: rule.exclude.as_ref().map(|e| retarget(e, true)),
+        context: rule.context.iter().map(|c| r.context(c)).collect(),
+        preconditions: rule.preconditions.as_ref().map(|c| r.conditions(c)),
+        cel_preconditions: rule.cel_preconditions.iter().map(|e| r.named(e)).collect(),
+        validate: Validation {
+            message: r.opt(&rule.validate.message),
+            failure_action: rule.validate.failure_action,
+            failure_action_overrides: rule
+                .validate
+                .failure_action_overrides
+                .iter()
+                .map(|o| r.action_override(o))
+                .collect(),
+            body,
+        },
+    })
+}
+
+/// Every kind a parsed `match`/`exclude` names ([`block_kinds`]).
+fn typed_kinds(block: Option<&MatchResources>) -> Vec<String> {
+    let Some(block) = block else {
+        return Vec::new();
+    };
+    block
+        .legacy
+        .iter()
+        .chain(&block.all)
+        .chain(&block.any)
+        .filter_map(|f| f.resources.as_ref())
+        .flat_map(|r| r.kinds.iter().cloned())
+        .collect()
+}
+
+/// [`replace_kinds`] on a parsed block.
+fn typed_replace_kinds(
+    block: &MatchResources,
+    kinds: &[&str],
+    every_filter: bool,
+    is_exclude: bool,
+) -> MatchResources {
+    let mut block = block.clone();
+    let new_kinds = || kinds.iter().map(|k| (*k).to_string()).collect::<Vec<_>>();
+    let filters = if !block.any.is_empty() {
+        Some(&mut block.any)
+    } else if !block.all.is_empty() {
+        Some(&mut block.all)
+    } else {
+        None
+    };
+    match filters {
+        Some(filters) => {
+            for filter in filters {
+                if let Some(resources) = &mut filter.resources {
+                    if every_filter || contains_kind(&resources.kinds, "Pod") {
+                        resources.kinds = new_kinds();
+                    }
+                }
+            }
+        }
+        None => {
+            let resources = block
+                .legacy
+                .get_or_insert_with(Default::default)
+                .resources
+                .get_or_insert_with(Default::default);
+            if !is_exclude || !resources.kinds.is_empty() {
+                resources.kinds = new_kinds();
+            }
+        }
+    }
+    block
+}
+
+/// Kyverno's `updateFields` string rewrite, on parsed rule parts.
+struct Rewrite(&'static [(&'static str, &'static str); 4]);
+
+impl Rewrite {
+    fn text(&self, s: &str) -> String {
+        rewrite_text(s, self.0).into_owned()
+    }
+
+    fn opt(&self, s: &Option<String>) -> Option<String> {
+        s.as_deref().map(|s| self.text(s))
+    }
+
+    fn texts(&self, list: &[String]) -> Vec<String> {
+        list.iter().map(|s| self.text(s)).collect()
+    }
+
+    fn pairs(&self, list: &[(String, String)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (self.text(k), self.text(v)))
+            .collect()
+    }
+
+    fn value(&self, value: &Value) -> Value {
+        let mut value = value.clone();
+        rewrite_in_place(&mut value, self.0);
+        value
+    }
+
+    fn selector(&self, s: &LabelSelector) -> LabelSelector {
+        LabelSelector {
+            match_labels: self.pairs(&s.match_labels),
+            match_expressions: s
+                .match_expressions
+                .iter()
+                .map(|e| LabelSelectorRequirement {
+                    key: self.text(&e.key),
+                    operator: self.text(&e.operator),
+                    values: self.texts(&e.values),
+                })
+                .collect(),
+        }
+    }
+
+    fn match_resources(&self, m: &MatchResources) -> MatchResources {
+        let filter = |f: &ResourceFilter| ResourceFilter {
+            resources: f.resources.as_ref().map(|d| ResourceDescription {
+                kinds: self.texts(&d.kinds),
+                name: self.opt(&d.name),
+                names: self.texts(&d.names),
+                namespaces: self.texts(&d.namespaces),
+                operations: self.texts(&d.operations),
+                annotations: self.pairs(&d.annotations),
+                selector: d.selector.as_ref().map(|s| self.selector(s)),
+                namespace_selector: d.namespace_selector.as_ref().map(|s| self.selector(s)),
+            }),
+            subjects: f
+                .subjects
+                .iter()
+                .map(|s| Subject {
+                    kind: self.text(&s.kind),
+                    name: self.text(&s.name),
+                    namespace: self.opt(&s.namespace),
+                })
+                .collect(),
+            roles: self.texts(&f.roles),
+            cluster_roles: self.texts(&f.cluster_roles),
+        };
+        MatchResources {
+            any: m.any.iter().map(filter).collect(),
+            all: m.all.iter().map(filter).collect(),
+            legacy: m.legacy.as_ref().map(filter),
+        }
+    }
+
+    fn action_override(&self, o: &FailureActionOverride) -> FailureActionOverride {
+        FailureActionOverride {
+            action: o.action,
+            namespaces: self.texts(&o.namespaces),
+            namespace_selector: o.namespace_selector.as_ref().map(|s| self.selector(s)),
+        }
+    }
+
+    fn conditions(&self, c: &Conditions) -> Conditions {
+        let list = |l: &[Condition]| -> Vec<Condition> {
+            l.iter()
+                .map(|c| Condition {
+                    key: self.value(&c.key),
+                    operator: self.text(&c.operator),
+                    value: self.value(&c.value),
+                    message: self.opt(&c.message),
+                })
+                .collect()
+        };
+        match c {
+            Conditions::Blocks { any, all } => Conditions::Blocks {
+                any: any.as_deref().map(list),
+                all: all.as_deref().map(list),
+            },
+            Conditions::Legacy(l) => Conditions::Legacy(list(l)),
+        }
+    }
+
+    fn context(&self, entry: &ContextEntry) -> ContextEntry {
+        let value = |v: &Option<Value>| v.as_ref().map(|v| self.value(v));
+        ContextEntry {
+            name: self.text(&entry.name),
+            source: match &entry.source {
+                ContextSource::Variable {
+                    value: v,
+                    jmes_path,
+                    default,
+                } => ContextSource::Variable {
+                    value: value(v),
+                    jmes_path: self.opt(jmes_path),
+                    default: value(default),
+                },
+                ContextSource::ConfigMap { name, namespace } => ContextSource::ConfigMap {
+                    name: self.text(name),
+                    namespace: self.text(namespace),
+                },
+                ContextSource::ApiCall {
+                    url_path,
+                    jmes_path,
+                    default,
+                } => ContextSource::ApiCall {
+                    url_path: self.text(url_path),
+                    jmes_path: self.opt(jmes_path),
+                    default: value(default),
+                },
+                ContextSource::ImageRegistry {
+                    reference,
+                    jmes_path,
+                } => ContextSource::ImageRegistry {
+                    reference: self.text(reference),
+                    jmes_path: self.opt(jmes_path),
+                },
+                ContextSource::External { kind } => ContextSource::External { kind },
+            },
+        }
+    }
+
+    fn named(&self, e: &NamedExpression) -> NamedExpression {
+        NamedExpression {
+            name: self.text(&e.name),
+            expression: self.text(&e.expression),
+        }
+    }
+
+    fn cel(&self, c: &Cel) -> Cel {
+        Cel {
+            expressions: c
+                .expressions
+                .iter()
+                .map(|e| CelExpression {
+                    expression: self.text(&e.expression),
+                    message: self.opt(&e.message),
+                    message_expression: self.opt(&e.message_expression),
+                    reason: self.opt(&e.reason),
+                })
+                .collect(),
+            variables: c.variables.iter().map(|v| self.named(v)).collect(),
+            params: c.params.as_ref().map(|p| Params {
+                api_version: self.text(&p.api_version),
+                kind: self.text(&p.kind),
+                name: self.opt(&p.name),
+                namespace: self.opt(&p.namespace),
+                selector: p.selector.as_ref().map(|s| self.selector(s)),
+                deny_when_missing: p.deny_when_missing,
+            }),
+            audit_annotations: c.audit_annotations.as_ref().map(|a| self.value(a)),
+        }
+    }
+
+    fn foreach<'a>(&self, f: &Foreach<'a>) -> Foreach<'a> {
+        Foreach {
+            numbered: f.numbered,
+            list: self.text(&f.list),
+            context: f.context.iter().map(|c| self.context(c)).collect(),
+            preconditions: f.preconditions.as_ref().map(|c| self.conditions(c)),
+            element_scope: f.element_scope,
+            body: match &f.body {
+                ForeachBody::Pattern(p) => ForeachBody::Pattern(Cow::Owned(self.value(p))),
+                ForeachBody::AnyPattern(ps) => {
+                    ForeachBody::AnyPattern(ps.iter().map(|p| Cow::Owned(self.value(p))).collect())
+                }
+                ForeachBody::Deny(d) => ForeachBody::Deny(Deny {
+                    conditions: d.conditions.as_ref().map(|c| self.conditions(c)),
+                }),
+                ForeachBody::Foreach(list) => {
+                    ForeachBody::Foreach(list.iter().map(|f| self.foreach(f)).collect())
+                }
+            },
+        }
+    }
 }
 
 /// Kyverno's `generateRuleForControllers` for one controller kind, before
@@ -354,31 +741,19 @@ fn rewrite_strings(mut value: Value, table: &[(&str, &str); 4]) -> Value {
 /// Replaces in place, allocating only for the strings that change: most
 /// of a rule's strings name no `object` field at all.
 fn rewrite_in_place(value: &mut Value, table: &[(&str, &str); 4]) {
-    // Every text replaced names `object.` or `Object.`: one scan for that
-    // turns away most strings (messages, names) before four scans would.
-    let needs =
-        |s: &str| s.contains(OBJECT_FIELD) && table.iter().any(|(from, _)| s.contains(from));
-    // In order, as Kyverno's chain of `strings.ReplaceAll`; a replacement
-    // that finds nothing copies nothing.
-    let replace = |s: &str| {
-        table.iter().fold(s.to_string(), |s, (from, to)| {
-            if s.contains(from) {
-                s.replace(from, to)
-            } else {
-                s
-            }
-        })
-    };
     match value {
-        Value::String(s) if needs(s) => *s = replace(s),
+        Value::String(s) => {
+            if let Cow::Owned(new) = rewrite_text(s, table) {
+                *s = new;
+            }
+        }
         Value::Array(items) => items.iter_mut().for_each(|v| rewrite_in_place(v, table)),
-        Value::Object(map) if map.keys().any(|k| needs(k)) => {
+        Value::Object(map) if map.keys().any(|k| needs_rewrite(k, table)) => {
             *map = std::mem::take(map)
                 .into_iter()
                 .map(|(k, mut v)| {
                     rewrite_in_place(&mut v, table);
-                    let key = if needs(&k) { replace(&k) } else { k };
-                    (key, v)
+                    (rewrite_text(&k, table).into_owned(), v)
                 })
                 .collect();
         }
@@ -387,7 +762,28 @@ fn rewrite_in_place(value: &mut Value, table: &[(&str, &str); 4]) {
     }
 }
 
-/// Kyverno cuts generated names to 63 bytes.
+/// Whether a replacement of `table` applies to `s`. Every text replaced
+/// names `object.` or `Object.`: one scan for that turns away most strings
+/// (messages, names) before four scans would.
+fn needs_rewrite(s: &str, table: &[(&str, &str); 4]) -> bool {
+    s.contains(OBJECT_FIELD) && table.iter().any(|(from, _)| s.contains(from))
+}
+
+/// `s` with the replacements of `table`, in order, as Kyverno's chain of
+/// `strings.ReplaceAll`; borrowed when none applies.
+fn rewrite_text<'s>(s: &'s str, table: &[(&str, &str); 4]) -> Cow<'s, str> {
+    if !needs_rewrite(s, table) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(table.iter().fold(s.to_string(), |s, (from, to)| {
+        if s.contains(from) {
+            s.replace(from, to)
+        } else {
+            s
+        }
+    }))
+}
+
 fn truncate_name(name: &str) -> String {
     let mut end = name.len().min(63);
     while !name.is_char_boundary(end) {

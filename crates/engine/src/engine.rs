@@ -107,8 +107,9 @@ pub fn evaluate_settings(
 
 /// Evaluates every rule that applies to the request, in Kyverno's order:
 /// the policy's rules, then the rules autogen derives for the request's
-/// pod-controller kind. `raw_rules` is the settings' `rules` JSON, from
-/// which autogen derives its rules. The request is moved into the rules'
+/// pod-controller kind. `raw_rules` is the settings' `rules` JSON, which
+/// decides whether autogen applies to the policy; its rules are derived
+/// from the parsed Pod rules. The request is moved into the rules'
 /// context once every rule has been matched against it. `mentions_roles`:
 /// whether the settings may name `request.roles` / `request.clusterRoles`.
 pub fn evaluate(
@@ -119,9 +120,10 @@ pub fn evaluate(
     mentions_roles: bool,
     teardown: Teardown,
 ) -> Vec<RuleOutcome> {
-    // Autogen's rules are JSON of their own, which the parsed rules borrow.
-    let generated_json: Vec<autogen::GeneratedRule>;
-    let generated: Vec<Rule>;
+    // Autogen's rules, derived from the parsed Pod rules, with the index of
+    // the rule each comes from.
+    let generated: Vec<(usize, Rule)>;
+
     let mut missing = MissingData::default();
     let mut roles: Option<Roles> = None;
     let exception_key = spec.exception_key();
@@ -132,20 +134,17 @@ pub fn evaluate(
     let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
         let mut target = Target::new(&view);
-        generated_json = autogen::generate(
-            raw_rules,
-            spec.autogen_controllers.as_deref(),
-            &target.gvk.kind,
-        );
-        generated = generated_json
-            .iter()
-            .filter_map(|g| {
-                let source = spec.rules.get(g.source)?;
-                let mut ignored = Diagnostics::quiet();
-                settings::parse_rule(&g.rule, &source.path, &mut ignored)
-            })
-            .collect();
-        let all = || spec.rules.iter().chain(&generated);
+        let kind = &target.gvk.kind;
+        generated = if autogen::applies(raw_rules, spec.autogen_controllers.as_deref(), kind) {
+            spec.rules
+                .iter()
+                .enumerate()
+                .filter_map(|(i, rule)| Some((i, autogen::derive(rule, kind)?)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let all = || spec.rules.iter().chain(generated.iter().map(|(_, r)| r));
         let no_labels = serde_json::Map::new();
         let overrides_select = spec
             .failure_action_overrides
@@ -169,7 +168,7 @@ pub fn evaluate(
                 Err(e) => missing.labels = Some(e),
             }
         }
-        let raw = |i: usize| raw_rule(raw_rules, &generated_json, i);
+        let raw = |i: usize| raw_rule(raw_rules, &generated, i);
         if all().enumerate().any(|(i, rule)| {
             needs_roles(rule) || (mentions_roles && raw(i).is_some_and(reads_roles))
         }) {
@@ -260,7 +259,11 @@ pub fn evaluate(
             .collect();
         selected
     };
-    let rules: Vec<&Rule> = spec.rules.iter().chain(&generated).collect();
+    let rules: Vec<&Rule> = spec
+        .rules
+        .iter()
+        .chain(generated.iter().map(|(_, r)| r))
+        .collect();
     let mut ctx = Context::new(request);
     if let Some(roles) = &roles {
         ctx.add_roles(roles);
@@ -271,7 +274,7 @@ pub fn evaluate(
         let Some(rule) = rules.get(index) else {
             continue;
         };
-        let raw = raw_rule(raw_rules, &generated_json, index);
+        let raw = raw_rule(raw_rules, &generated, index);
         let mut code = None;
         let exempted = match exceptions::holding(exempting, &ctx, delete) {
             Ok(list) => list,
@@ -342,8 +345,8 @@ pub fn evaluate(
         }
     }
     teardown.release(ctx);
+    teardown.release(rules);
     teardown.release(generated);
-    teardown.release(generated_json);
     outcomes
 }
 
@@ -351,14 +354,16 @@ pub fn evaluate(
 /// settings' rules, then autogen's.
 fn raw_rule<'v>(
     raw_rules: &'v [Value],
-    generated: &'v [autogen::GeneratedRule],
+    generated: &[(usize, Rule<'_>)],
     index: usize,
 ) -> Option<&'v Value> {
-    raw_rules.get(index).or_else(|| {
-        generated
-            .get(index.checked_sub(raw_rules.len())?)
-            .map(|g| &g.rule)
-    })
+    // An autogen rule reads what its Pod rule reads (the rewrite changes
+    // only `object` paths).
+    let index = match index.checked_sub(raw_rules.len()) {
+        Some(g) => generated.get(g)?.0,
+        None => index,
+    };
+    raw_rules.get(index)
 }
 
 fn needs_labels(rule: &Rule) -> bool {

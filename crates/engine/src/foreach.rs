@@ -164,8 +164,8 @@ impl CompiledForeach {
                 CompiledConditions::compile(c, &key_path(path, "preconditions"), delete, diags)
             }),
             element_scope: f.element_scope,
-            reads_numbered_element: mentions(f.raw, &format!("element{nesting}")),
-            reads_numbered_index: mentions(f.raw, &format!("elementIndex{nesting}")),
+            reads_numbered_element: f.numbered.element(nesting),
+            reads_numbered_index: f.numbered.index(nesting),
             body,
         }
     }
@@ -303,18 +303,6 @@ fn validate_elements(
     ((RuleStatus::Pass, String::new()), applied)
 }
 
-/// Whether `needle` appears in a key or string of `value`. A JMESPath
-/// `\u` escape could spell any name, so it counts as a mention too.
-fn mentions(value: &Value, needle: &str) -> bool {
-    let text = |s: &str| s.contains(needle) || s.contains("\\u");
-    match value {
-        Value::String(s) => text(s),
-        Value::Array(items) => items.iter().any(|v| mentions(v, needle)),
-        Value::Object(map) => map.iter().any(|(k, v)| text(k) || mentions(v, needle)),
-        _ => false,
-    }
-}
-
 /// One element: its context, its preconditions, then the body.
 fn validate_element(
     rule: &RuleText,
@@ -437,27 +425,52 @@ mod tests {
 
     #[test]
     fn numbered_names_are_found_in_keys_strings_and_escapes() {
+        use crate::settings::NumberedNames;
         let cases = [
             (
                 "in_a_string",
                 json!({"deny": {"x": "{{ element0.a }}"}}),
-                true,
+                (true, false),
             ),
-            ("in_a_key", json!({"pattern": {"{{element0}}": 1}}), true),
-            ("escaped", json!({"list": "\"\\u0065lement0\""}), true),
+            (
+                "in_a_key",
+                json!({"pattern": {"{{element0}}": 1}}),
+                (true, false),
+            ),
+            (
+                "escaped",
+                json!({"list": "\"\\u0065lement0\""}),
+                (true, true),
+            ),
             (
                 "other_level",
                 json!({"deny": {"x": "{{ element1.a }}"}}),
-                false,
+                (false, false),
             ),
             (
                 "plain_element",
                 json!({"deny": {"x": "{{ element.a }}"}}),
-                false,
+                (false, false),
+            ),
+            (
+                "index",
+                json!({"deny": {"x": "{{ elementIndex0 }}"}}),
+                (false, true),
+            ),
+            (
+                "ten",
+                json!({"deny": {"x": "{{ element10 }}"}}),
+                (false, false),
             ),
         ];
-        for (name, value, expected) in cases {
-            assert_eq!(mentions(&value, "element0"), expected, "{name}");
+        for (name, value, (element, index)) in cases {
+            let names = NumberedNames::of(&value);
+            assert_eq!(
+                (names.element(0), names.index(0)),
+                (element, index),
+                "{name}"
+            );
         }
+        assert!(NumberedNames::of(&json!("{{ element10 }}")).element(10));
     }
 }

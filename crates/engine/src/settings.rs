@@ -6,6 +6,8 @@
 //! stops at the first.  Free-form parts (patterns, condition keys and values)
 //! stay JSON and are compiled later, once a rule is known to apply.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{index_path, key_path, Diagnostics};
@@ -176,8 +178,9 @@ pub struct Validation<'a> {
 /// Exactly one way of validating.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValidationBody<'a> {
-    Pattern(&'a Value),
-    AnyPattern(Vec<&'a Value>),
+    /// Borrowed from the settings, or built by autogen (wrapped in a template).
+    Pattern(Cow<'a, Value>),
+    AnyPattern(Vec<Cow<'a, Value>>),
     Deny(Deny),
     Foreach(Vec<Foreach<'a>>),
     Cel(Cel),
@@ -225,8 +228,8 @@ pub struct Condition {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Foreach<'a> {
-    /// The entry as written, for questions about its text as a whole.
-    pub raw: &'a Value,
+    /// The `element<N>` / `elementIndex<N>` its text names.
+    pub numbered: NumberedNames,
     pub list: String,
     pub context: Vec<ContextEntry>,
     pub preconditions: Option<Conditions>,
@@ -234,10 +237,68 @@ pub struct Foreach<'a> {
     pub body: ForeachBody<'a>,
 }
 
+/// Which nesting levels' `element<N>` and `elementIndex<N>` a foreach
+/// entry names anywhere in its text (bit N); foreach sets only those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NumberedNames {
+    pub elements: u64,
+    pub indexes: u64,
+}
+
+impl NumberedNames {
+    pub fn of(value: &Value) -> Self {
+        let mut names = Self::default();
+        names.add(value);
+        names
+    }
+
+    pub fn element(self, nesting: usize) -> bool {
+        nesting < 64 && self.elements >> nesting & 1 == 1
+    }
+
+    pub fn index(self, nesting: usize) -> bool {
+        nesting < 64 && self.indexes >> nesting & 1 == 1
+    }
+
+    fn add(&mut self, value: &Value) {
+        match value {
+            Value::String(s) => self.read(s),
+            Value::Array(items) => items.iter().for_each(|v| self.add(v)),
+            Value::Object(map) => map.iter().for_each(|(k, v)| {
+                self.read(k);
+                self.add(v);
+            }),
+            _ => {}
+        }
+    }
+
+    fn read(&mut self, text: &str) {
+        // A JMESPath `\u` escape could spell any name.
+        if text.contains("\\u") {
+            self.elements = u64::MAX;
+            self.indexes = u64::MAX;
+            return;
+        }
+        for (at, _) in text.match_indices("element") {
+            let rest = text.get(at + "element".len()..).unwrap_or_default();
+            let (rest, bits) = match rest.strip_prefix("Index") {
+                Some(rest) => (rest, &mut self.indexes),
+                None => (rest, &mut self.elements),
+            };
+            let digits: &str = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .map_or(rest, |end| rest.get(..end).unwrap_or_default());
+            if let Ok(n) = digits.parse::<u32>() {
+                *bits |= 1u64.checked_shl(n).unwrap_or(0);
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ForeachBody<'a> {
-    Pattern(&'a Value),
-    AnyPattern(Vec<&'a Value>),
+    Pattern(Cow<'a, Value>),
+    AnyPattern(Vec<Cow<'a, Value>>),
     Deny(Deny),
     Foreach(Vec<Foreach<'a>>),
 }
@@ -1006,7 +1067,7 @@ fn parse_body<'a>(
     let value = f.get(key)?;
     let path = f.path(key);
     Some(match key {
-        "pattern" => ValidationBody::Pattern(value),
+        "pattern" => ValidationBody::Pattern(Cow::Borrowed(value)),
         "anyPattern" => ValidationBody::AnyPattern(parse_any_pattern(value, &path, diags)?),
         "deny" => ValidationBody::Deny(parse_deny(value, &path, diags)?),
         "foreach" => ValidationBody::Foreach(parse_foreach_list(value, &path, diags)),
@@ -1020,9 +1081,9 @@ fn parse_any_pattern<'a>(
     value: &'a Value,
     path: &str,
     diags: &mut Diagnostics,
-) -> Option<Vec<&'a Value>> {
+) -> Option<Vec<Cow<'a, Value>>> {
     match value.as_array() {
-        Some(items) if !items.is_empty() => Some(items.iter().collect()),
+        Some(items) if !items.is_empty() => Some(items.iter().map(Cow::Borrowed).collect()),
         Some(_) => {
             diags.push(path, "must list at least one pattern");
             None
@@ -1124,7 +1185,7 @@ fn parse_foreach<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> O
             let v = f.get(one)?;
             let p = f.path(one);
             match *one {
-                "pattern" => ForeachBody::Pattern(v),
+                "pattern" => ForeachBody::Pattern(Cow::Borrowed(v)),
                 "anyPattern" => ForeachBody::AnyPattern(parse_any_pattern(v, &p, diags)?),
                 "deny" => ForeachBody::Deny(parse_deny(v, &p, diags)?),
                 _ => ForeachBody::Foreach(parse_foreach_list(v, &p, diags)),
@@ -1139,7 +1200,7 @@ fn parse_foreach<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> O
         }
     };
     Some(Foreach {
-        raw: value,
+        numbered: NumberedNames::of(value),
         list,
         context: parse_context(&f, diags),
         preconditions: f

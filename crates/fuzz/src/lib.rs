@@ -395,6 +395,48 @@ pub fn bytes_of(seed: &Value) -> Vec<u8> {
     }
 }
 
+/// Runs the campaign on `jobs` threads, each with its own share of the
+/// iterations and its own seed (`options.seed + job`); one report.
+pub fn run_parallel(seeds: &[Value], options: &Options, jobs: u64) -> Result<Report> {
+    let jobs = jobs.max(1);
+    let started = Instant::now();
+    // Quiet for the whole campaign: each job's own swap of the panic hook
+    // then swaps a quiet hook for a quiet one.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let reports: Vec<Result<Report>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|job| {
+                let share = options.iterations / jobs + u64::from(job < options.iterations % jobs);
+                let options = Options {
+                    iterations: share,
+                    seed: options.seed.wrapping_add(job),
+                    ..options.clone()
+                };
+                scope.spawn(move || run(seeds, &options))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a fuzz job died")))
+            })
+            .collect()
+    });
+    std::panic::set_hook(hook);
+    let mut total = Report::default();
+    for report in reports {
+        let report = report?;
+        total.executions += report.executions;
+        total.panics.extend(report.panics);
+        total.slow.extend(report.slow);
+        total.slowest = total.slowest.max(report.slowest);
+    }
+    total.elapsed = started.elapsed();
+    Ok(total)
+}
+
 /// Runs the campaign.
 pub fn run(seeds: &[Value], options: &Options) -> Result<Report> {
     let mut rng = Rng::new(options.seed);
@@ -442,12 +484,12 @@ pub fn run(seeds: &[Value], options: &Options) -> Result<Report> {
             Ok(took) => {
                 report.slowest = report.slowest.max(took);
                 if took > options.time_limit {
-                    let path = save(&options.findings, "slow", i, &payload)?;
+                    let path = save(&options.findings, "slow", options.seed, i, &payload)?;
                     report.slow.push((path, took));
                 }
             }
             Err(_) => {
-                let path = save(&options.findings, "panic", i, &payload)?;
+                let path = save(&options.findings, "panic", options.seed, i, &payload)?;
                 report.panics.push(path);
             }
         }
@@ -457,9 +499,10 @@ pub fn run(seeds: &[Value], options: &Options) -> Result<Report> {
     Ok(report)
 }
 
-fn save(dir: &Path, what: &str, i: u64, payload: &[u8]) -> Result<PathBuf> {
+fn save(dir: &Path, what: &str, seed: u64, i: u64, payload: &[u8]) -> Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("{what}-{i}.json"));
+    // The seed tells campaigns apart (parallel jobs share the folder).
+    let path = dir.join(format!("{what}-{seed}-{i}.json"));
     std::fs::write(&path, payload)?;
     Ok(path)
 }

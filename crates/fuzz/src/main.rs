@@ -1,4 +1,4 @@
-//! `kyverno-fuzz [ITERATIONS] [SEED]`: a fuzz campaign over `validate` and
+//! `kyverno-fuzz [--jobs N] [ITERATIONS] [SEED]`: a fuzz campaign over `validate` and
 //! `validate_settings` (see the crate docs). Findings go to
 //! `target/fuzz-findings/`; the exit status is 1 when there are any.
 //! `kyverno-fuzz --replay FILE…` times findings again; `kyverno-fuzz --x509
@@ -9,6 +9,12 @@ use std::time::Duration;
 
 fn main() -> anyhow::Result<ExitCode> {
     let mut args = std::env::args().skip(1).peekable();
+    // `--jobs N` (first): N threads, each with its own seed.
+    let jobs: u64 = if args.peek().is_some_and(|a| a == "--jobs") {
+        args.nth(1).map(|n| n.parse()).transpose()?.unwrap_or(1)
+    } else {
+        1
+    };
     // `kyverno-fuzz --x509 [ITERATIONS]`: the DER reader on its own.
     if args.peek().is_some_and(|a| a == "--x509") {
         let iterations = args
@@ -64,7 +70,7 @@ fn main() -> anyhow::Result<ExitCode> {
         time_limit: Duration::from_millis(500),
         findings: root.join("target/fuzz-findings"),
     };
-    let report = kyverno_fuzz::run(&seeds, &options)?;
+    let report = kyverno_fuzz::run_parallel(&seeds, &options, jobs)?;
     let secs = report.elapsed.as_secs_f64().max(1e-9);
     println!(
         "{} executions in {:.1} s ({:.0}/s) from {} seeds, seed {seed}",

@@ -68,3 +68,17 @@ fn damaged_certificates_never_panic_the_der_reader() {
     assert_eq!(runs, 2_000);
     assert!(panics.is_empty(), "{panics:?}");
 }
+
+#[test]
+fn parallel_jobs_share_the_iterations() {
+    let seeds = kyverno_fuzz::seeds(&test_data()).unwrap();
+    let options = kyverno_fuzz::Options {
+        iterations: 61,
+        seed: 3,
+        time_limit: std::time::Duration::from_secs(30),
+        findings: std::env::temp_dir().join("kyverno-fuzz-parallel"),
+    };
+    let report = kyverno_fuzz::run_parallel(&seeds, &options, 2).unwrap();
+    assert_eq!(report.executions, 61);
+    assert!(report.panics.is_empty(), "{:?}", report.panics);
+}

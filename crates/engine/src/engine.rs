@@ -123,7 +123,6 @@ pub fn evaluate(
     // Autogen's rules, derived from the parsed Pod rules, with the index of
     // the rule each comes from.
     let generated: Vec<(usize, Rule)>;
-
     let mut missing = MissingData::default();
     let mut roles: Option<Roles> = None;
     let exception_key = spec.exception_key();

@@ -4,6 +4,9 @@
 //! `kyverno-fuzz --replay FILE…` times findings again; `kyverno-fuzz --x509
 //! [ITERATIONS]` fuzzes the DER reader behind `x509_decode` on its own.
 use std::path::PathBuf;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 use std::time::Duration;
 

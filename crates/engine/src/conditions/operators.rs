@@ -255,7 +255,9 @@ fn in_range(key: &str, range: &str) -> bool {
 }
 
 /// A value string that is a JSON list of strings, a plain string (one
-/// element), or invalid (`None`: valid JSON of another shape).
+/// element, only when `allow_plain`: not valid JSON), or invalid (`None`:
+/// valid JSON of another shape). JSON `null` is the empty list, as Go's
+/// `json.Unmarshal` into a slice reads it.
 fn string_list(text: &str, allow_plain: bool) -> Option<Vec<String>> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => items
@@ -265,23 +267,24 @@ fn string_list(text: &str, allow_plain: bool) -> Option<Vec<String>> {
                 _ => None,
             })
             .collect(),
+        Ok(Value::Null) => Some(Vec::new()),
         Ok(_) => None,
         Err(_) if allow_plain => Some(vec![text.to_string()]),
         Err(_) => None,
     }
 }
 
-/// The key as Kyverno's set operators see it: one string or a list.
+/// The key as Kyverno's set operators see it: one string (a string, a
+/// number or a bool, printed as Go prints it) or a list.
 enum SetKey {
     One(String),
     Many(Vec<String>),
 }
 
-fn set_key(key: &Value, bools: bool) -> Option<SetKey> {
+fn set_key(key: &Value) -> Option<SetKey> {
     match key {
         Value::String(s) => Some(SetKey::One(s.clone())),
-        Value::Number(_) => Some(SetKey::One(go::sprint(key))),
-        Value::Bool(_) if bools => Some(SetKey::One(go::sprint(key))),
+        Value::Number(_) | Value::Bool(_) => Some(SetKey::One(go::sprint(key))),
         Value::Array(items) => Some(SetKey::Many(items.iter().map(go::sprint).collect())),
         _ => None,
     }
@@ -300,108 +303,117 @@ fn string_contains(v: &str, k: &str, allow_plain: bool) -> Option<bool> {
     }
 }
 
-/// AnyIn (`negate` = AnyNotIn).
+/// Kyverno's `anyKeyExistsInArray` / `allKeyExistsInArray` (the same
+/// test): a scalar key in a list (wildcards either way round) or in a value
+/// string. `None` for a value of another type.
+fn key_exists(k: &str, value: &Value) -> Option<bool> {
+    match value {
+        Value::Array(items) => Some(items.iter().any(|v| either_matches(&go::sprint(v), k))),
+        Value::String(v) => string_contains(v, k, true),
+        _ => None,
+    }
+}
+
+/// The values a list key is compared with, or the answer itself when the
+/// value string decides alone (one equal key, a range). `None`: invalid.
+enum SetValues {
+    List(Vec<String>),
+    Decided(bool),
+}
+
+/// AnyIn (`negate` = AnyNotIn: some key is in no value).
 fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
-    match set_key(key, !negate) {
+    match set_key(key) {
         None => false,
-        Some(SetKey::One(k)) => {
-            // `anyKeyExistsInArray`; an invalid value type is false both ways.
-            let exists = match value {
-                Value::Array(items) => {
-                    Some(items.iter().any(|v| either_matches(&go::sprint(v), &k)))
-                }
-                Value::String(v) => string_contains(v, &k, true),
-                _ => None,
-            };
-            exists.is_some_and(|e| e != negate)
-        }
+        Some(SetKey::One(k)) => key_exists(&k, value).is_some_and(|e| e != negate),
         Some(SetKey::Many(keys)) => {
-            let values: Vec<String> = match value {
-                Value::Array(items) => items.iter().map(go::sprint).collect(),
-                Value::Number(_) | Value::Bool(_) => vec![go::sprint(value)],
+            let values = match value {
+                Value::Array(items) => SetValues::List(items.iter().map(go::sprint).collect()),
+                Value::Number(_) | Value::Bool(_) => SetValues::List(vec![go::sprint(value)]),
                 Value::String(v) => {
                     if keys.len() == 1 && keys.first() == Some(v) {
-                        return !negate;
-                    }
-                    if is_range(v) {
-                        return if negate {
+                        SetValues::Decided(!negate)
+                    } else if is_range(v) {
+                        SetValues::Decided(if negate {
                             let not_range = v.replacen('-', "!-", 1);
                             keys.iter().any(|k| in_range(k, &not_range))
                         } else {
                             keys.iter().any(|k| in_range(k, v))
-                        };
-                    }
-                    match string_list(v, true) {
-                        Some(list) => list,
-                        None => return false,
+                        })
+                    } else {
+                        match string_list(v, true) {
+                            Some(list) => SetValues::List(list),
+                            None => return false,
+                        }
                     }
                 }
                 _ => return false,
             };
-            let found = |k: &String| values.iter().any(|v| either_matches(k, v));
-            if negate {
-                keys.iter().any(|k| !found(k))
-            } else {
-                keys.iter().any(found)
+            match values {
+                SetValues::Decided(answer) => answer,
+                SetValues::List(values) => {
+                    let found = |k: &String| values.iter().any(|v| either_matches(k, v));
+                    if negate {
+                        keys.iter().any(|k| !found(k))
+                    } else {
+                        keys.iter().any(found)
+                    }
+                }
             }
         }
     }
 }
 
-/// AllIn (`negate` = AllNotIn, which Kyverno implements as "not all in").
+/// AllIn (`negate` = AllNotIn: no key is in any value).
 fn all_in(key: &Value, value: &Value, negate: bool) -> bool {
-    match set_key(key, false) {
+    match set_key(key) {
         None => false,
-        Some(SetKey::One(k)) => {
-            let exists = match value {
-                // One direction only: the key is the pattern.
-                Value::Array(items) => {
-                    Some(items.iter().any(|v| wildcard::matches(&k, &go::sprint(v))))
-                }
-                Value::String(v) => string_contains(v, &k, false),
-                _ => None,
-            };
-            exists.is_some_and(|e| e != negate)
-        }
+        Some(SetKey::One(k)) => key_exists(&k, value).is_some_and(|e| e != negate),
         Some(SetKey::Many(keys)) => {
-            let values: Vec<String> = match value {
-                Value::Array(items) => items.iter().map(go::sprint).collect(),
+            let values = match value {
+                Value::Array(items) => SetValues::List(items.iter().map(go::sprint).collect()),
                 Value::String(v) => {
                     if keys.len() == 1 && keys.first() == Some(v) {
-                        return true;
-                    }
-                    if is_range(v) {
-                        let all = keys.iter().all(|k| in_range(k, v));
-                        return if negate {
+                        SetValues::Decided(!negate)
+                    } else if is_range(v) {
+                        SetValues::Decided(if negate {
                             !keys.iter().any(|k| in_range(k, v))
                         } else {
-                            all
-                        };
-                    }
-                    match string_list(v, true) {
-                        Some(list) => list,
-                        None => return false,
+                            keys.iter().all(|k| in_range(k, v))
+                        })
+                    } else {
+                        match string_list(v, true) {
+                            Some(list) => SetValues::List(list),
+                            None => return false,
+                        }
                     }
                 }
                 _ => return false,
             };
-            let found = keys
-                .iter()
-                .filter(|k| values.iter().any(|v| either_matches(k, v)))
-                .count();
-            (found == keys.len()) != negate
+            match values {
+                SetValues::Decided(answer) => answer,
+                SetValues::List(values) => {
+                    let found = |k: &String| values.iter().any(|v| either_matches(k, v));
+                    if negate {
+                        !keys.iter().any(found)
+                    } else {
+                        keys.iter().all(found)
+                    }
+                }
+            }
         }
     }
 }
 
-/// The deprecated In / NotIn: exact set membership for list keys.
+/// The deprecated In / NotIn: a scalar key as AnyIn tests it (without
+/// ranges or plain strings), a list key by exact set membership.
 fn legacy_in(key: &Value, value: &Value, negate: bool) -> bool {
     match key {
-        Value::String(_) | Value::Number(_) => {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => {
             let k = go::sprint(key);
             let exists = match value {
                 Value::Array(items) => {
-                    Some(items.iter().any(|v| wildcard::matches(&k, &go::sprint(v))))
+                    Some(items.iter().any(|v| either_matches(&go::sprint(v), &k)))
                 }
                 Value::String(v) => {
                     if wildcard::matches(v, &k) {
@@ -432,6 +444,7 @@ fn legacy_in(key: &Value, value: &Value, negate: bool) -> bool {
                     None => return false,
                 },
                 Value::String(v) => {
+                    // Kyverno answers `true` here for NotIn as well.
                     if keys.len() == 1 && keys.first() == Some(v) {
                         return true;
                     }

@@ -54,6 +54,10 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         }
     };
     let verdict = verdict::decide(&evaluation.outcomes, evaluation.policy_name.as_deref());
+    // CEL rules' `auditAnnotations`: the API server records them on the
+    // request's audit event, under the webhook's name.
+    let audit_annotations = (!evaluation.audit_annotations.is_empty())
+        .then(|| evaluation.audit_annotations.into_iter().collect());
     teardown.release(document);
     if verdict.accepted {
         ValidationResponse {
@@ -61,12 +65,13 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             message: None,
             code: None,
             mutated_object: None,
-            audit_annotations: None,
+            audit_annotations,
             warnings: (!verdict.warnings.is_empty()).then_some(verdict.warnings),
         }
     } else {
         let mut response = reject(verdict.message.unwrap_or_default(), verdict.warnings);
         response.code = Some(verdict.code.unwrap_or(REJECT_CODE));
+        response.audit_annotations = audit_annotations;
         response
     }
 }

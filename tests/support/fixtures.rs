@@ -20,6 +20,9 @@ pub struct Case {
     /// The exact warnings (Audit-mode violations).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The exact audit annotations (CEL rules' `auditAnnotations`).
+    #[serde(default)]
+    pub audit_annotations: std::collections::BTreeMap<String, String>,
     /// A kwctl session (`test_data/sessions/`) answering the cluster and
     /// registry lookups the case makes, in order.
     #[serde(default)]
@@ -69,4 +72,16 @@ pub fn assert_response(case: &Case, response: &Value) {
         })
         .unwrap_or_default();
     assert_eq!(warnings, case.warnings, "{name}: warnings");
+    let annotations: std::collections::BTreeMap<String, String> = response["audit_annotations"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        annotations, case.audit_annotations,
+        "{name}: audit annotations"
+    );
 }

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::matching::contains_kind;
 use crate::settings::{
-    Cel, CelExpression, Condition, Conditions, ContextEntry, ContextSource, Deny,
+    AuditAnnotation, Cel, CelExpression, Condition, Conditions, ContextEntry, ContextSource, Deny,
     FailureActionOverride, Foreach, ForeachBody, LabelSelector, LabelSelectorRequirement,
     MatchResources, NamedExpression, Params, PodSecurity, PodSecurityExclude, ResourceDescription,
     ResourceFilter, Rule, Subject, Validation, ValidationBody,
@@ -540,7 +540,14 @@ impl Rewrite {
                 selector: p.selector.as_ref().map(|s| self.selector(s)),
                 deny_when_missing: p.deny_when_missing,
             }),
-            audit_annotations: c.audit_annotations.as_ref().map(|a| self.value(a)),
+            audit_annotations: c
+                .audit_annotations
+                .iter()
+                .map(|a| AuditAnnotation {
+                    key: a.key.clone(),
+                    value_expression: self.text(&a.value_expression),
+                })
+                .collect(),
         }
     }
 

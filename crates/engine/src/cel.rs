@@ -42,6 +42,8 @@ pub struct CompiledCel {
     expressions: Vec<Expression>,
     reads_namespace: bool,
     params: Option<Params>,
+    /// `auditAnnotations`: key, expression text, program.
+    audit_annotations: Vec<(String, String, Program)>,
 }
 
 impl std::fmt::Debug for CompiledCel {
@@ -79,12 +81,19 @@ impl CompiledCel {
     /// Compiles `validate.cel` found at `path`; problems go to `diags`.
     pub fn compile(cel: &Cel, path: &str, diags: &mut Diagnostics) -> Option<Self> {
         let before = diags.errors().len();
-        if cel.audit_annotations.is_some() {
-            diags.push(
-                &key_path(path, "auditAnnotations"),
-                "audit annotations are not supported yet",
-            );
-        }
+        let audit_annotations = cel
+            .audit_annotations
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let p = key_path(
+                    &index_path(&key_path(path, "auditAnnotations"), i),
+                    "valueExpression",
+                );
+                let program = compile_program(&a.value_expression, &p, diags)?;
+                Some((a.key.clone(), a.value_expression.clone(), program))
+            })
+            .collect();
         let variables = cel
             .variables
             .iter()
@@ -139,13 +148,32 @@ impl CompiledCel {
             .chain(cel.expressions.iter().flat_map(|e| {
                 std::iter::once(e.expression.as_str()).chain(e.message_expression.as_deref())
             }))
+            .chain(
+                cel.audit_annotations
+                    .iter()
+                    .map(|a| a.value_expression.as_str()),
+            )
             .any(|text| text.contains("namespaceObject"));
         (diags.errors().len() == before).then_some(Self {
             variables,
             expressions,
             reads_namespace,
             params: cel.params.clone(),
+            audit_annotations,
         })
+    }
+
+    /// Expressions without a `message` take the rule's `validate.message`,
+    /// as Kyverno fills them in before compiling.
+    pub fn with_default_message(mut self, message: Option<&str>) -> Self {
+        if let Some(message) = message.filter(|m| !m.is_empty()) {
+            for e in &mut self.expressions {
+                if e.message.as_deref().is_none_or(str::is_empty) {
+                    e.message = Some(message.to_string());
+                }
+            }
+        }
+        self
     }
 
     /// Whether an expression reads `namespaceObject` (worth a cluster lookup).
@@ -171,24 +199,62 @@ impl CompiledCel {
     /// as a ValidatingAdmissionPolicy with `failurePolicy: Fail`, whose
     /// evaluation errors deny.
     pub fn evaluate(&self, inputs: &Inputs<'_>) -> (RuleStatus, String) {
-        let (status, message, _) = self.evaluate_with_code(inputs);
-        (status, message)
+        let outcome = self.evaluate_with_code(inputs);
+        (outcome.status, outcome.message)
     }
 
     /// [`CompiledCel::evaluate`], with the HTTP status the failing
     /// expression's `reason` asks for.
-    pub fn evaluate_with_code(&self, inputs: &Inputs<'_>) -> (RuleStatus, String, Option<u16>) {
+    pub fn evaluate_with_code(&self, inputs: &Inputs<'_>) -> CelOutcome {
         let namespace = inputs.namespace_object();
         let mut activation = Activation::new();
         inputs.bind(&mut activation, &namespace);
         activation.bind_variables(&self.variables);
+        let (mut status, mut message, code) = self.validations(&activation);
+        // Audit annotations are evaluated whatever the validations decided,
+        // as a ValidatingAdmissionPolicy does; one that errors denies (the
+        // policy's `failurePolicy` is Fail, as Kyverno runs it).
+        let mut audit_annotations = Vec::new();
+        for (key, text, program) in &self.audit_annotations {
+            let failed = match program.evaluate(&activation, &mut Budget::default()) {
+                Ok(value) => match value.as_str() {
+                    Some(v) if !v.is_empty() => {
+                        audit_annotations.push((key.clone(), v.to_string()));
+                        None
+                    }
+                    Some(_) => None,
+                    None if matches!(value, kube_cel::Value::Null) => None,
+                    None => Some(format!(
+                        "expected a string or null, got {} `{value}`",
+                        value.type_name()
+                    )),
+                },
+                Err(err) => Some(err.to_string()),
+            };
+            if let Some(err) = failed {
+                if status == RuleStatus::Pass {
+                    status = RuleStatus::Fail;
+                    message = format!("expression '{text}' resulted in error: {err}");
+                }
+            }
+        }
+        CelOutcome {
+            status,
+            message,
+            code,
+            audit_annotations,
+        }
+    }
+
+    /// The expressions, in order: the first that is not `true` decides.
+    fn validations<'a>(&'a self, activation: &Activation<'a>) -> (RuleStatus, String, Option<u16>) {
         for e in &self.expressions {
-            match e.program.evaluate(&activation, &mut Budget::default()) {
+            match e.program.evaluate(activation, &mut Budget::default()) {
                 Ok(value) => match value.as_bool() {
                     Some(true) => {}
                     Some(false) => {
                         let from_expression = e.message_expression.as_ref().and_then(|m| {
-                            m.evaluate(&activation, &mut Budget::default())
+                            m.evaluate(activation, &mut Budget::default())
                                 .ok()
                                 .and_then(|v| v.as_str().map(str::to_string))
                                 .filter(|s| !s.trim().is_empty())
@@ -221,6 +287,17 @@ impl CompiledCel {
         }
         (RuleStatus::Pass, String::new(), None)
     }
+}
+
+/// What a CEL rule's evaluation gives: its status and message, the HTTP
+/// status its failing expression's `reason` asks for, and the audit
+/// annotations it produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CelOutcome {
+    pub status: RuleStatus,
+    pub message: String,
+    pub code: Option<u16>,
+    pub audit_annotations: Vec<(String, String)>,
 }
 
 /// What CEL expressions read.

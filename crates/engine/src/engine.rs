@@ -35,6 +35,9 @@ use crate::wildcard;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
     pub outcomes: Vec<RuleOutcome>,
+    /// Audit annotations CEL rules produced (`auditAnnotations`), by key;
+    /// the first rule to give a key wins.
+    pub audit_annotations: Vec<(String, String)>,
     /// The Kyverno policy's name, when the settings give it.
     pub policy_name: Option<String>,
 }
@@ -89,7 +92,7 @@ pub fn evaluate_settings(
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let outcomes = evaluate(
+    let (outcomes, audit_annotations) = evaluate(
         &spec,
         raw_rules,
         request,
@@ -101,6 +104,7 @@ pub fn evaluate_settings(
     teardown.release(spec);
     Ok(Evaluation {
         outcomes,
+        audit_annotations,
         policy_name,
     })
 }
@@ -112,6 +116,7 @@ pub fn evaluate_settings(
 /// from the parsed Pod rules. The request is moved into the rules'
 /// context once every rule has been matched against it. `mentions_roles`:
 /// whether the settings may name `request.roles` / `request.clusterRoles`.
+/// Returns the rules' outcomes and the audit annotations they produced.
 pub fn evaluate(
     spec: &PolicySpec,
     raw_rules: &[Value],
@@ -119,7 +124,7 @@ pub fn evaluate(
     cluster: &Cached<'_>,
     mentions_roles: bool,
     teardown: Teardown,
-) -> Vec<RuleOutcome> {
+) -> (Vec<RuleOutcome>, Vec<(String, String)>) {
     // Autogen's rules, derived from the parsed Pod rules, with the index of
     // the rule each comes from.
     let generated: Vec<(usize, Rule)>;
@@ -268,6 +273,7 @@ pub fn evaluate(
         ctx.add_roles(roles);
     }
     let mut outcomes = Vec::new();
+    let mut annotations = Vec::new();
     let delete = AdmissionRequest::new(ctx.request()).operation() == "DELETE";
     for ((index, action), exempting) in selected.into_iter().zip(&exempting) {
         let Some(rule) = rules.get(index) else {
@@ -318,6 +324,7 @@ pub fn evaluate(
                 cluster,
                 action == FailureAction::Enforce,
                 &mut code,
+                &mut annotations,
                 &controls,
             ),
         };
@@ -346,7 +353,7 @@ pub fn evaluate(
     teardown.release(ctx);
     teardown.release(rules);
     teardown.release(generated);
-    outcomes
+    (outcomes, annotations)
 }
 
 /// The JSON of rule `index` in the order rules are evaluated: the
@@ -441,6 +448,7 @@ fn run_rule(
     cluster: &Cached<'_>,
     enforce: bool,
     code: &mut Option<u16>,
+    annotations: &mut Vec<(String, String)>,
     exempted: &[PodSecurityExclude],
 ) -> Result2 {
     let request = AdmissionRequest::new(ctx.request());
@@ -513,10 +521,15 @@ fn run_rule(
             }
         }
         if let Body::Cel(c) = &compiled.body {
-            let (status, message, reason_code) = c.evaluate_with_code(&inputs);
-            if status != RuleStatus::Pass {
-                *code = reason_code;
-                return Some((status, message));
+            let outcome = c.evaluate_with_code(&inputs);
+            for annotation in outcome.audit_annotations {
+                if !annotations.iter().any(|(key, _)| *key == annotation.0) {
+                    annotations.push(annotation);
+                }
+            }
+            if outcome.status != RuleStatus::Pass {
+                *code = outcome.code;
+                return Some((outcome.status, outcome.message));
             }
         }
     }

@@ -55,7 +55,8 @@ impl Budget {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompiledForeach {
     list_text: String,
-    list: Option<Query>,
+    /// The compiled list, or why it does not compile.
+    list: Result<Query, String>,
     context: Vec<CompiledEntry>,
     preconditions: Option<CompiledConditions>,
     element_scope: Option<bool>,
@@ -87,27 +88,10 @@ impl CompiledForeach {
         nesting: usize,
         diags: &mut Diagnostics,
     ) -> Self {
-        let list_path = key_path(path, "list");
-        let list = if f.list.contains("{{") {
-            // Kyverno never substitutes `list`: such a list fails to parse
-            // and Kyverno silently skips the foreach.
-            diags.push(
-                &list_path,
-                format!(
-                    "`{}`: `list` is a JMESPath expression, write it without `{{{{ }}}}`",
-                    f.list
-                ),
-            );
-            None
-        } else {
-            match Query::compile(f.list.trim()) {
-                Ok(q) => Some(q),
-                Err(e) => {
-                    diags.push(&list_path, format!("`{}`: {e}", f.list));
-                    None
-                }
-            }
-        };
+        // Kyverno accepts a policy whose `list` does not parse (it never
+        // substitutes `{{ }}` there either); such a list makes the rule an
+        // error when it runs, so the error is kept for then.
+        let list = Query::compile(f.list.trim()).map_err(|e| e.to_string());
         let body = match &f.body {
             ForeachBody::Pattern(v) => Body::Pattern(PatternBody::compile(
                 v,
@@ -202,17 +186,26 @@ fn evaluate_within(
     budget: &mut Budget,
 ) -> Option<(RuleStatus, String)> {
     let mut applied = 0;
+    let mut list_error = None;
     for foreach in list {
-        let Some(query) = &foreach.list else {
-            continue;
+        let found = match &foreach.list {
+            Ok(query) => ctx.search(query).map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
         };
-        // A list that cannot be read is skipped, as in Kyverno.
-        let elements = match ctx.search(query) {
+        let elements = match found {
             Ok(v) => match v.into_owned() {
                 Value::Array(items) => items,
                 other => vec![other],
             },
-            Err(_) => continue,
+            // An absent variable skips the foreach; another error skips it
+            // too, but is the rule's error if no other list applied (as
+            // Kyverno's `validateForEach` does).
+            Err(e) => {
+                if !e.contains("Unknown key") {
+                    list_error.get_or_insert(e);
+                }
+                continue;
+            }
         };
         let (result, count) =
             validate_elements(rule, foreach, elements, ctx, cluster, nesting, budget);
@@ -221,7 +214,11 @@ fn evaluate_within(
         }
         applied += count;
     }
-    (applied > 0).then(|| (RuleStatus::Pass, "rule passed".to_string()))
+    if applied > 0 {
+        Some((RuleStatus::Pass, "rule passed".to_string()))
+    } else {
+        list_error.map(|e| (RuleStatus::Error, format!("failed to evaluate list: {e}")))
+    }
 }
 
 fn validate_elements(
@@ -234,7 +231,6 @@ fn validate_elements(
     budget: &mut Budget,
 ) -> ((RuleStatus, String), usize) {
     let mut applied = 0;
-    let last = elements.len().saturating_sub(1);
     for (index, element) in elements.into_iter().enumerate() {
         if element.is_null() {
             continue;
@@ -290,7 +286,9 @@ fn validate_elements(
         match status {
             RuleStatus::Skip => continue,
             RuleStatus::Pass => applied += 1,
-            RuleStatus::Error if index < last => continue,
+            // An element whose preconditions cannot be evaluated is passed
+            // over; any other error ends the loop, as in Kyverno.
+            RuleStatus::Error if message.contains("failed to evaluate preconditions") => continue,
             RuleStatus::Error | RuleStatus::Fail => {
                 let message = format!(
                     "validation failure: {message} (foreach `{}`, element {index})",
@@ -391,6 +389,75 @@ mod tests {
     fn nested_loop(key: &str, allowed: Value) -> Value {
         json!([{"list": "request.object.spec.containers", "foreach": [{"list": "element.ports",
             "deny": {"conditions": {"all": [{"key": key, "operator": "AnyNotIn", "value": allowed}]}}}]}])
+    }
+
+    fn outcome(foreach: Value) -> (RuleStatus, String) {
+        let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"message": "m", "foreach": foreach}}]});
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "a"}, {"name": "b", "x": "bad"}]}}});
+        let evaluation =
+            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
+        evaluation
+            .outcomes
+            .first()
+            .map(|o| (o.status, o.message.clone()))
+            .unwrap_or((RuleStatus::Skip, "no outcome".into()))
+    }
+
+    #[test]
+    fn list_and_element_errors_follow_kyverno() {
+        let deny_x = json!({"conditions": {"all": [{"key": "{{ element.x }}", "operator": "Equals", "value": "bad"}]}});
+        let cases = [
+            (
+                "list_that_does_not_parse_is_the_rules_error",
+                json!([{"list": "request.object.spec.containers[", "deny": deny_x}]),
+                RuleStatus::Error,
+                "failed to evaluate list: ",
+            ),
+            (
+                "list_in_braces_is_the_rules_error",
+                json!([{"list": "{{ request.object.spec.containers }}", "deny": deny_x}]),
+                RuleStatus::Error,
+                "failed to evaluate list: ",
+            ),
+            (
+                "broken_list_is_passed_over_when_another_applies",
+                json!([{"list": "request.object.spec.containers[", "deny": deny_x},
+                       {"list": "request.object.metadata", "deny": {"conditions": {"all": [
+                           {"key": "a", "operator": "Equals", "value": "b"}]}}}]),
+                RuleStatus::Pass,
+                "",
+            ),
+            (
+                "absent_variable_skips_the_loop",
+                json!([{"list": "nothere.items", "deny": deny_x}]),
+                RuleStatus::Skip,
+                "no outcome",
+            ),
+            (
+                "first_element_error_ends_the_loop",
+                json!([{"list": "request.object.spec.containers", "deny": deny_x}]),
+                RuleStatus::Error,
+                "element 0",
+            ),
+            (
+                "element_precondition_error_is_passed_over",
+                json!([{"list": "request.object.spec.containers",
+                    "preconditions": {"all": [{"key": "{{ element.x }}", "operator": "Equals", "value": "bad"}]},
+                    "deny": {}}]),
+                RuleStatus::Fail,
+                "element 1",
+            ),
+        ];
+        for (name, foreach, status, message) in cases {
+            let (got, text) = outcome(foreach);
+            assert_eq!(got, status, "{name}: {text}");
+            assert!(text.contains(message), "{name}: {text}");
+        }
     }
 
     #[test]

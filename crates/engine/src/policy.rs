@@ -68,7 +68,14 @@ pub fn compile_rule(rule: &Rule, delete: bool, diags: &mut Diagnostics) -> Optio
         }
     }
     let body_path = key_path(&validate_path, rule.validate.body.key());
-    let body = rule::compile_body(&rule.name, &rule.validate.body, &body_path, delete, diags)?;
+    let body = rule::compile_body(
+        &rule.name,
+        rule.validate.message.as_deref(),
+        &rule.validate.body,
+        &body_path,
+        delete,
+        diags,
+    )?;
     if let Body::Deny(Some(conditions)) = &body {
         for doc in conditions.documents() {
             crate::variables::check_no_element(doc, &key_path(&body_path, "conditions"), diags);
@@ -185,10 +192,6 @@ mod tests {
             ("config_map_entry_is_valid", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "context": [{"name": "cm", "configMap": {"name": "x", "namespace": "{{ request.namespace }}"}}], "validate": {"deny": {}}}]}), vec![]),
             ("config_map_entry_needs_a_name", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "context": [{"name": "cm", "configMap": {"namespace": "y"}}], "validate": {"deny": {}}}]}),
                 vec!["rules[0].context[0].configMap: `name` is required"]),
-            ("foreach_list_with_braces", json!({"rules": [pod_rule(json!({"foreach": [{"list": "{{ request.object.spec.containers }}", "deny": {}}]}))]}),
-                vec!["rules[0].validate.foreach[0].list: `{{ request.object.spec.containers }}`: `list` is a JMESPath expression, write it without `{{ }}`"]),
-            ("bad_foreach_list", json!({"rules": [pod_rule(json!({"foreach": [{"list": "a.[", "deny": {}}]}))]}),
-                vec!["rules[0].validate.foreach[0].list: `a.[`: syntax error at column 4: expected a value, found the end of the expression (after `a.[`)"]),
             ("every_problem_at_once", json!({"applyRules": "Some", "rules": [pod_rule(json!({})), {"name": "b"}]}),
                 vec![
                     "rules[0].validate: needs one of `pattern`, `anyPattern`, `deny`, `foreach`, `cel`, `podSecurity` or `manifests`",

@@ -55,13 +55,16 @@ impl CompiledRule {
 /// rewrite of `podSecurity` exclusions.
 pub fn compile_body(
     rule: &str,
+    message: Option<&str>,
     body: &ValidationBody,
     path: &str,
     delete: bool,
     diags: &mut Diagnostics,
 ) -> Option<Body> {
     Some(match body {
-        ValidationBody::Cel(c) => Body::Cel(Arc::new(CompiledCel::compile(c, path, diags)?)),
+        ValidationBody::Cel(c) => Body::Cel(Arc::new(
+            CompiledCel::compile(c, path, diags)?.with_default_message(message),
+        )),
         ValidationBody::PodSecurity(ps) => {
             let check = PodSecurityCheck::compile(ps, path, diags)?;
             Body::PodSecurity(if rule.starts_with("autogen-cronjob-") {

@@ -355,7 +355,14 @@ pub struct Cel {
     pub expressions: Vec<CelExpression>,
     pub variables: Vec<NamedExpression>,
     pub params: Option<Params>,
-    pub audit_annotations: Option<Value>,
+    pub audit_annotations: Vec<AuditAnnotation>,
+}
+
+/// `auditAnnotations[]`: a key and the CEL expression giving its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditAnnotation {
+    pub key: String,
+    pub value_expression: String,
 }
 
 /// `paramKind` + `paramRef`: the parameter resources a CEL rule reads as
@@ -1388,7 +1395,25 @@ fn parse_cel(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Cel> 
             .filter_map(|(p, v)| parse_named_expression(v, &p, diags))
             .collect(),
         params: parse_params(&f, diags),
-        audit_annotations: f.get("auditAnnotations").cloned(),
+        audit_annotations: f
+            .list("auditAnnotations", diags)
+            .into_iter()
+            .filter_map(|(p, v)| {
+                let a = Fields::open(v, &p, &[&["key", "valueExpression"]], diags)?;
+                let key = a.string("key", diags).unwrap_or_default();
+                if key.is_empty() {
+                    diags.push(&p, "`key` is required");
+                }
+                let value_expression = a.string("valueExpression", diags).unwrap_or_else(|| {
+                    diags.push(&p, "`valueExpression` is required");
+                    String::new()
+                });
+                Some(AuditAnnotation {
+                    key,
+                    value_expression,
+                })
+            })
+            .collect(),
     })
 }
 

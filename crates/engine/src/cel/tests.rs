@@ -148,3 +148,88 @@ fn compile_errors_are_settings_problems() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("cel.expressions[0].expression: `object.spec.(` does not compile"));
 }
+
+fn with_annotations(annotations: &[(&str, &str)]) -> CompiledCel {
+    let cel = Cel {
+        expressions: vec![CelExpression {
+            expression: "object.metadata.name != 'blocked'".into(),
+            message: None,
+            message_expression: None,
+            reason: None,
+        }],
+        audit_annotations: annotations
+            .iter()
+            .map(|(k, v)| crate::settings::AuditAnnotation {
+                key: k.to_string(),
+                value_expression: v.to_string(),
+            })
+            .collect(),
+        ..Cel::default()
+    };
+    let mut diags = Diagnostics::default();
+    let compiled = CompiledCel::compile(&cel, "cel", &mut diags);
+    assert!(diags.is_empty(), "{}", diags.summary());
+    compiled.unwrap()
+}
+
+fn outcome(c: &CompiledCel, name: &str) -> CelOutcome {
+    let object = json!({"metadata": {"name": name}});
+    let request = json!({"operation": "CREATE"});
+    c.evaluate_with_code(&Inputs {
+        object: &object,
+        old_object: &Value::Null,
+        request: &request,
+        namespace: "",
+        namespace_object: None,
+        params: None,
+    })
+}
+
+#[test]
+fn audit_annotations_are_evaluated_whatever_the_verdict() {
+    let named = with_annotations(&[
+        ("checked", "'checked-' + object.metadata.name"),
+        ("omitted-when-null", "null"),
+        ("omitted-when-empty", "''"),
+    ]);
+    let want = vec![("checked".to_string(), "checked-web".to_string())];
+    let passed = outcome(&named, "web");
+    assert_eq!(passed.status, RuleStatus::Pass);
+    assert_eq!(passed.audit_annotations, want);
+    let failed = outcome(&named, "blocked");
+    assert_eq!(failed.status, RuleStatus::Fail);
+    assert_eq!(
+        failed.audit_annotations,
+        vec![("checked".to_string(), "checked-blocked".to_string())]
+    );
+    // One whose value cannot be computed denies, as a policy failing closed.
+    let broken = outcome(
+        &with_annotations(&[("n", "object.metadata.missing")]),
+        "web",
+    );
+    assert_eq!(broken.status, RuleStatus::Fail);
+    assert!(
+        broken
+            .message
+            .starts_with("expression 'object.metadata.missing' resulted in error: "),
+        "{}",
+        broken.message
+    );
+    let not_a_string = outcome(&with_annotations(&[("n", "1")]), "web");
+    assert_eq!(
+        not_a_string.message,
+        "expression '1' resulted in error: expected a string or null, got int `1`"
+    );
+}
+
+#[test]
+fn expressions_without_a_message_take_the_rules_message() {
+    let c = compile(&[("false", None), ("true", Some("own"))], &[])
+        .with_default_message(Some("from the rule"));
+    assert_eq!(
+        run(&c, json!({})),
+        (RuleStatus::Fail, "from the rule".to_string())
+    );
+    let own = compile(&[("false", Some("own"))], &[]).with_default_message(Some("from the rule"));
+    assert_eq!(run(&own, json!({})), (RuleStatus::Fail, "own".to_string()));
+}

@@ -184,6 +184,14 @@ fn object_identifier(content: &[u8]) -> Option<Vec<u64>> {
     Some(arcs)
 }
 
+/// An OID as Go's `x509.OID` writes itself (`2.5.29.32.0`).
+fn dotted(arcs: &[u64]) -> String {
+    arcs.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 fn oid_json(arcs: &[u64]) -> Value {
     Value::Array(arcs.iter().map(|&a| Value::from(a)).collect())
 }
@@ -563,6 +571,13 @@ struct Extensions {
     issuing_certificate_url: Vec<String>,
     crl_distribution_points: Vec<String>,
     policy_identifiers: Vec<Value>,
+    /// Go 1.22+'s `Policies` (dotted OIDs) and Go 1.24+'s policy
+    /// constraints, mappings and inhibitAnyPolicy.
+    policies: Vec<Value>,
+    policy_mappings: Vec<Value>,
+    require_explicit_policy: Option<i64>,
+    inhibit_policy_mapping: Option<i64>,
+    inhibit_any_policy: Option<i64>,
     unhandled_critical: Vec<Value>,
 }
 
@@ -587,6 +602,11 @@ impl Extensions {
             issuing_certificate_url: Vec::new(),
             crl_distribution_points: Vec::new(),
             policy_identifiers: Vec::new(),
+            policies: Vec::new(),
+            policy_mappings: Vec::new(),
+            require_explicit_policy: None,
+            inhibit_policy_mapping: None,
+            inhibit_any_policy: None,
             unhandled_critical: Vec::new(),
         }
     }
@@ -709,9 +729,43 @@ impl Extensions {
                 for policy in children(single(value, 0x30)?.content)? {
                     let fields = children(policy.content)?;
                     let id = fields.first().filter(|f| f.tag == 0x06)?;
-                    self.policy_identifiers
-                        .push(oid_json(&object_identifier(id.content)?));
+                    let oid = object_identifier(id.content)?;
+                    self.policy_identifiers.push(oid_json(&oid));
+                    self.policies.push(Value::String(dotted(&oid)));
                 }
+                Some(true)
+            }
+            [2, 5, 29, 33] => {
+                for mapping in children(single(value, 0x30)?.content)? {
+                    let pair = children(mapping.content)?;
+                    let [issuer, subject] = pair.as_slice() else {
+                        return None;
+                    };
+                    self.policy_mappings.push(object(vec![
+                        (
+                            "IssuerDomainPolicy",
+                            Value::String(dotted(&object_identifier(issuer.content)?)),
+                        ),
+                        (
+                            "SubjectDomainPolicy",
+                            Value::String(dotted(&object_identifier(subject.content)?)),
+                        ),
+                    ]));
+                }
+                Some(true)
+            }
+            [2, 5, 29, 36] => {
+                for field in children(single(value, 0x30)?.content)? {
+                    match field.tag {
+                        0x80 => self.require_explicit_policy = Some(small_int(field.content)?),
+                        0x81 => self.inhibit_policy_mapping = Some(small_int(field.content)?),
+                        _ => return None,
+                    }
+                }
+                Some(true)
+            }
+            [2, 5, 29, 54] => {
+                self.inhibit_any_policy = Some(small_int(single(value, 0x02)?.content)?);
                 Some(true)
             }
             // Name constraints: Go handles them; not decoded here.
@@ -911,6 +965,22 @@ fn certificate(der: &[u8]) -> Result<Value, String> {
         ("Extensions", values(e.list)),
         ("ExtraExtensions", Value::Null),
         ("IPAddresses", strings(e.ip_addresses)),
+        (
+            "InhibitAnyPolicy",
+            Value::from(e.inhibit_any_policy.unwrap_or_default()),
+        ),
+        (
+            "InhibitAnyPolicyZero",
+            Value::Bool(e.inhibit_any_policy == Some(0)),
+        ),
+        (
+            "InhibitPolicyMapping",
+            Value::from(e.inhibit_policy_mapping.unwrap_or_default()),
+        ),
+        (
+            "InhibitPolicyMappingZero",
+            Value::Bool(e.inhibit_policy_mapping == Some(0)),
+        ),
         ("IsCA", Value::Bool(e.is_ca)),
         ("Issuer", issuer_name),
         ("IssuingCertificateURL", strings(e.issuing_certificate_url)),
@@ -925,7 +995,9 @@ fn certificate(der: &[u8]) -> Result<Value, String> {
         ("PermittedEmailAddresses", Value::Null),
         ("PermittedIPRanges", Value::Null),
         ("PermittedURIDomains", Value::Null),
+        ("Policies", values(e.policies)),
         ("PolicyIdentifiers", values(e.policy_identifiers)),
+        ("PolicyMappings", values(e.policy_mappings)),
         ("PublicKey", key),
         ("PublicKeyAlgorithm", Value::from(algorithm)),
         ("Raw", base64(cert.raw)),
@@ -933,6 +1005,14 @@ fn certificate(der: &[u8]) -> Result<Value, String> {
         ("RawSubject", base64(subject.raw)),
         ("RawSubjectPublicKeyInfo", base64(spki.raw)),
         ("RawTBSCertificate", base64(tbs.raw)),
+        (
+            "RequireExplicitPolicy",
+            Value::from(e.require_explicit_policy.unwrap_or_default()),
+        ),
+        (
+            "RequireExplicitPolicyZero",
+            Value::Bool(e.require_explicit_policy == Some(0)),
+        ),
         ("SerialNumber", serial_number(serial.content)),
         (
             "Signature",
@@ -1172,6 +1252,8 @@ AiB/onvDWSAaj6tergEj4rGgb43/ccVuWaO5806C0UmZxA==
             "ExtKeyUsage",
             "UnhandledCriticalExtensions",
             "PolicyIdentifiers",
+            "Policies",
+            "PolicyMappings",
             "CRLDistributionPoints",
             "OCSPServer",
         ] {
@@ -1181,7 +1263,15 @@ AiB/onvDWSAaj6tergEj4rGgb43/ccVuWaO5806C0UmZxA==
         let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(keys, sorted);
-        assert_eq!(keys.len(), 44);
+        assert_eq!(keys.len(), 52);
+        for zero in [
+            "InhibitAnyPolicy",
+            "InhibitPolicyMapping",
+            "RequireExplicitPolicy",
+        ] {
+            assert_eq!(v[zero], 0, "{zero}");
+            assert_eq!(v[format!("{zero}Zero")], false, "{zero}Zero");
+        }
     }
 
     #[test]

@@ -45,14 +45,17 @@ test: setup policy.wasm
 
 # A fuzz campaign over validate and validate_settings (crates/fuzz):
 # FUZZ_ITERATIONS mutated inputs; findings go to target/fuzz-findings/.
-# The DER reader behind x509_decode has a campaign of its own.
+# The DER reader behind x509_decode and the readers of signed manifests
+# (gzip, tar) have campaigns of their own.
 # FUZZ_JOBS threads share the iterations, each with its own seed.
 FUZZ_ITERATIONS ?= 10000000
 FUZZ_X509_ITERATIONS ?= 10000000
+FUZZ_MANIFESTS_ITERATIONS ?= 2000000
 FUZZ_JOBS ?= 2
 .PHONY: fuzz
 fuzz:
 	cargo run --profile fuzz -p kyverno-fuzz -- --x509 $(FUZZ_X509_ITERATIONS)
+	cargo run --profile fuzz -p kyverno-fuzz -- --manifests $(FUZZ_MANIFESTS_ITERATIONS)
 	cargo run --profile fuzz -p kyverno-fuzz -- --jobs $(FUZZ_JOBS) $(FUZZ_ITERATIONS)
 
 .PHONY: e2e-tests

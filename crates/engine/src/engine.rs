@@ -539,6 +539,16 @@ fn run_rule(
             format!("validation rule '{}' passed.", compiled.text.name),
         ));
     }
+    if let Body::Manifests(m) = &compiled.body {
+        // Kyverno's manifest handler verifies the new object alone: no
+        // context, preconditions or existing violations, and nothing on
+        // DELETE.
+        if delete {
+            return None;
+        }
+        let dry_run = ctx.request().get("dryRun").and_then(Value::as_bool) == Some(true);
+        return Some(m.evaluate(request.object(), dry_run));
+    }
     if !compiled.needs_context() {
         if delete {
             // Kyverno validates patterns only against a new object.
@@ -675,6 +685,7 @@ fn run_loaded(
         }
         // Run above, before the context is needed.
         Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), None)),
+        Body::Manifests(m) => m.evaluate(ctx.object(), false),
     };
     Some((result.0, explain(result.1)))
 }

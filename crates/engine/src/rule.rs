@@ -9,6 +9,7 @@ use crate::conditions::{self, CompiledConditions};
 use crate::context_entries::CompiledEntry;
 use crate::diagnostics::{index_path, Diagnostics};
 use crate::foreach::CompiledForeach;
+use crate::manifests::CompiledManifests;
 use crate::pattern_body::PatternBody;
 use crate::pss::PodSecurityCheck;
 use crate::results::RuleText;
@@ -23,6 +24,7 @@ pub enum Body {
     Foreach(Vec<CompiledForeach>),
     PodSecurity(PodSecurityCheck),
     Cel(Arc<CompiledCel>),
+    Manifests(Arc<CompiledManifests>),
 }
 
 /// A rule ready to evaluate.
@@ -45,7 +47,7 @@ impl CompiledRule {
                 Body::Pattern(p) => !matches!(p, PatternBody::Static(_)),
                 Body::AnyPattern(ps) => ps.iter().any(|p| !matches!(p, PatternBody::Static(_))),
                 Body::Deny(_) | Body::Foreach(_) => true,
-                Body::PodSecurity(_) | Body::Cel(_) => false,
+                Body::PodSecurity(_) | Body::Cel(_) | Body::Manifests(_) => false,
             }
     }
 }
@@ -91,9 +93,8 @@ pub fn compile_body(
                 .map(|(i, f)| CompiledForeach::compile(f, &index_path(path, i), delete, diags))
                 .collect(),
         ),
-        other => {
-            diags.not_supported(path, &format!("`validate.{}`", other.key()));
-            return None;
+        ValidationBody::Manifests(m) => {
+            Body::Manifests(Arc::new(CompiledManifests::compile(m, path, diags)?))
         }
     })
 }

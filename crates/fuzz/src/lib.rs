@@ -630,3 +630,118 @@ pub fn run_x509(pems: &[String], iterations: u64, seed: u64) -> Result<(u64, Vec
     std::panic::set_hook(hook);
     Ok((iterations, panics))
 }
+
+/// Gzip as the signed messages use it (the reader ignores the trailer's
+/// checksum, so it is left zero).
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff];
+    out.extend(miniz_oxide::deflate::compress_to_vec(bytes, 6));
+    out.extend([0u8; 8]);
+    out
+}
+
+fn gunzip(bytes: &[u8]) -> Option<Vec<u8>> {
+    miniz_oxide::inflate::decompress_to_vec_with_limit(bytes.get(10..)?, 1 << 24).ok()
+}
+
+/// Byte damage for binary formats: flips, octal-looking digits (tar sizes),
+/// cuts, random insertions and copied chunks.
+fn damage(bytes: &mut Vec<u8>, rng: &mut Rng) {
+    for _ in 0..1 + rng.below(4) {
+        let i = rng.below(bytes.len().max(1));
+        match rng.below(5) {
+            0 => {
+                if let Some(b) = bytes.get_mut(i) {
+                    *b ^= 1 << rng.below(8);
+                }
+            }
+            1 => {
+                let b = *pick(&[b'7', b'0', b' ', 0u8, 0xff, b'5', b'L', b'x'], rng);
+                if let Some(slot) = bytes.get_mut(i) {
+                    *slot = b;
+                }
+            }
+            2 => bytes.truncate(i),
+            3 => {
+                let tail = bytes.split_off(i.min(bytes.len()));
+                bytes.extend((0..rng.below(600)).map(|_| rng.next_u64() as u8));
+                bytes.extend_from_slice(&tail);
+            }
+            _ => {
+                let from = rng.below(bytes.len().max(1));
+                let to = (from + rng.below(1024)).min(bytes.len());
+                let chunk: Vec<u8> = bytes.get(from..to).map(<[u8]>::to_vec).unwrap_or_default();
+                let at = rng.below(bytes.len() + 1).min(bytes.len());
+                let tail = bytes.split_off(at);
+                bytes.extend_from_slice(&chunk);
+                bytes.extend_from_slice(&tail);
+            }
+        }
+    }
+}
+
+/// A fuzz campaign of its own for the hand-written readers behind
+/// `validate.manifests` (gzip headers, tar, the signed YAML): signed
+/// messages from `test_data/manifests/signed.json` damaged at each layer
+/// (the outer gzip, the signed bytes, the tar inside) and sent as a
+/// request. Returns the executions and the payloads that panicked.
+pub fn run_manifests(signed: &Value, iterations: u64, seed: u64) -> Result<(u64, Vec<Vec<u8>>)> {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let keys = json!([
+        {"keys": {"publicKeys": signed["alice"]}},
+        {"keys": {"publicKeys": signed["bob"]}}
+    ]);
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "signed",
+        "match": {"any": [{"resources": {"kinds": ["Service"]}}]},
+        "validate": {"manifests": {"attestors": [{"count": 1, "entries": keys}]}}}]});
+    let messages: Vec<(Vec<u8>, Value)> = ["plain", "tarball"]
+        .iter()
+        .filter_map(|form| {
+            let outer = engine.decode(signed[form]["message"].as_str()?).ok()?;
+            Some((outer, signed[form]["alice"].clone()))
+        })
+        .collect();
+    if messages.is_empty() {
+        anyhow::bail!("no signed message to start from");
+    }
+    let mut rng = Rng::new(seed);
+    let mut panics = Vec::new();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for _ in 0..iterations {
+        let (outer, signature) = pick(&messages, &mut rng);
+        let mut message = outer.clone();
+        match rng.below(3) {
+            0 => damage(&mut message, &mut rng),
+            layer => {
+                if let Some(mut raw) = gunzip(outer) {
+                    let inner_tar = (layer == 2).then(|| gunzip(&raw)).flatten();
+                    match inner_tar {
+                        Some(mut tar) => {
+                            damage(&mut tar, &mut rng);
+                            raw = gzip(&tar);
+                        }
+                        None => damage(&mut raw, &mut rng),
+                    }
+                    message = gzip(&raw);
+                }
+            }
+        }
+        let object = json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "default", "annotations": {
+                "cosign.sigstore.dev/message": engine.encode(&message),
+                "cosign.sigstore.dev/signature": signature}},
+            "spec": {"selector": {"app": "web"}}});
+        let payload = serde_json::to_vec(&json!({"settings": settings, "request": {
+            "uid": "1", "operation": "CREATE", "namespace": "default", "name": "web",
+            "kind": {"group": "", "version": "v1", "kind": "Service"}, "object": object}}))?;
+        if std::panic::catch_unwind(|| kyverno_validate_policy::admission::validate(&payload))
+            .is_err()
+        {
+            panics.push(payload);
+        }
+    }
+    std::panic::set_hook(hook);
+    Ok((iterations, panics))
+}

@@ -2,7 +2,8 @@
 //! `validate_settings` (see the crate docs). Findings go to
 //! `target/fuzz-findings/`; the exit status is 1 when there are any.
 //! `kyverno-fuzz --replay FILE…` times findings again; `kyverno-fuzz --x509
-//! [ITERATIONS]` fuzzes the DER reader behind `x509_decode` on its own.
+//! [ITERATIONS]` fuzzes the DER reader behind `x509_decode` on its own;
+//! `kyverno-fuzz --manifests [ITERATIONS]` the readers of signed manifests.
 use std::path::PathBuf;
 
 #[global_allocator]
@@ -37,6 +38,34 @@ fn main() -> anyhow::Result<ExitCode> {
         );
         for pem in &panics {
             println!("panic on:\n{pem}");
+        }
+        return Ok(if panics.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
+    // `kyverno-fuzz --manifests [ITERATIONS]`: the signed-manifest readers.
+    if args.peek().is_some_and(|a| a == "--manifests") {
+        let iterations = args
+            .nth(1)
+            .map(|a| a.parse())
+            .transpose()?
+            .unwrap_or(100_000);
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let signed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+            root.join("test_data/manifests/signed.json"),
+        )?)?;
+        let started = std::time::Instant::now();
+        let (runs, panics) = kyverno_fuzz::run_manifests(&signed, iterations, 0x516)?;
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        println!(
+            "manifests: {runs} executions in {secs:.1} s ({:.0}/s), {} panics",
+            runs as f64 / secs,
+            panics.len()
+        );
+        for payload in &panics {
+            println!("panic on:\n{}", String::from_utf8_lossy(payload));
         }
         return Ok(if panics.is_empty() {
             ExitCode::SUCCESS

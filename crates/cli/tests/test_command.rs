@@ -22,9 +22,11 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
     assert!(output.status.success(), "{stdout}");
     for folder in [
         "admission-user-info",
+        "cluster-resources",
         "exceptions",
         "exclude-namespaces-dynamically",
         "namespace-selector",
+        "operations",
     ] {
         assert!(
             stdout.contains(&format!("test_data/cli/test/{folder}/kyverno-test.yaml")),
@@ -33,11 +35,16 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
     }
     assert!(stdout.contains("│ ID │ POLICY"), "{stdout}");
     assert!(
-        stdout.contains("Test Summary: 13 tests passed and 0 tests failed"),
+        stdout.contains("Test Summary: 21 tests passed and 0 tests failed"),
         "{stdout}"
     );
-    // Rows say why a result holds where Kyverno does: an excluded resource.
+    // Rows say why a result holds where Kyverno does: an excluded resource,
+    // a policy type this engine does not run.
     assert!(stdout.contains("│ Excluded │"), "{stdout}");
+    assert!(
+        stdout.contains("not checked: ValidatingPolicy policies are not run by this engine"),
+        "{stdout}"
+    );
 }
 
 #[test]

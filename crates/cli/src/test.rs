@@ -104,6 +104,8 @@ struct TestFile {
     /// `clusterResources`: what the test's cluster holds for lookups.
     cluster_resources: Vec<String>,
     variables: Option<String>,
+    /// `values`: the values document written in the test itself.
+    values: Option<Value>,
     userinfo: Option<String>,
     results: Vec<Value>,
 }
@@ -143,6 +145,7 @@ fn read_test(path: &Path) -> Result<TestFile> {
         exceptions: strings("exceptions"),
         cluster_resources: strings("clusterResources"),
         variables: string("variables"),
+        values: doc.get("values").filter(|v| v.is_object()).cloned(),
         userinfo: string("userinfo"),
         results: doc
             .get("results")
@@ -198,10 +201,28 @@ struct Values {
     /// policy → resource name → values.
     resources: BTreeMap<(String, String), Map<String, Value>>,
     namespace_labels: BTreeMap<String, Value>,
+    /// `subresources`: resources of a subresource kind (`Scale`) are
+    /// requests for that subresource of their parent (`deployments/scale`).
+    subresources: Vec<Subresource>,
+}
+
+#[derive(Clone)]
+struct Subresource {
+    kind: String,
+    group: String,
+    parent_group: String,
+    parent_version: String,
+    parent_plural: String,
+    name: String,
 }
 
 fn read_values(path: &Path) -> Result<Values> {
     let doc = read_yaml(path)?.into_iter().next().unwrap_or(Value::Null);
+    parse_values(&doc, path)
+}
+
+/// A values document (a `variables` file, or a test's inline `values`).
+fn parse_values(doc: &Value, path: &Path) -> Result<Values> {
     let object = |v: Option<&Value>| v.and_then(Value::as_object).cloned().unwrap_or_default();
     let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
     let name = |v: &Value| {
@@ -235,6 +256,27 @@ fn read_values(path: &Path) -> Result<Values> {
                 object(resource.get("values")),
             );
         }
+    }
+    for entry in list(doc.get("subresources")) {
+        let field = |side: &str, key: &str| {
+            entry
+                .get(side)
+                .and_then(|v| v.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let full = field("subresource", "name");
+        values.subresources.push(Subresource {
+            kind: field("subresource", "kind"),
+            group: field("subresource", "group"),
+            parent_group: field("parentResource", "group"),
+            parent_version: field("parentResource", "version"),
+            parent_plural: field("parentResource", "name"),
+            name: full
+                .split_once('/')
+                .map_or(full.clone(), |(_, s)| s.to_string()),
+        });
     }
     for namespace in list(doc.get("namespaceSelector")) {
         let labels = namespace.get("labels").cloned().unwrap_or(json!({}));
@@ -287,9 +329,10 @@ fn run(path: &Path) -> Result<Vec<Row>> {
         .into_iter()
         .filter(|e| e.get("kind").and_then(Value::as_str) == Some("PolicyException"))
         .collect();
-    let values = match &test.variables {
-        Some(file) => read_values(&base.join(file))?,
-        None => Values::default(),
+    let values = match (&test.variables, &test.values) {
+        (Some(file), _) => read_values(&base.join(file))?,
+        (None, Some(inline)) => parse_values(inline, path)?,
+        (None, None) => Values::default(),
     };
     let user = match &test.userinfo {
         Some(file) => read_user(&base.join(file))?,
@@ -601,6 +644,22 @@ fn evaluate(
         spec_map.insert("exceptions".into(), Value::Array(related));
     }
     let mut request = admission_request(resource, user);
+    let (group, _) = group_version(resource);
+    let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
+    if let Some(sub) = values
+        .subresources
+        .iter()
+        .find(|s| s.kind == kind && s.group == group)
+    {
+        if let Some(map) = request.as_object_mut() {
+            map.insert(
+                "resource".into(),
+                json!({"group": sub.parent_group, "version": sub.parent_version,
+                    "resource": sub.parent_plural}),
+            );
+            map.insert("subResource".into(), json!(sub.name));
+        }
+    }
     // Global values, then the resource's, then each rule's own.
     let mut shared = values.global.clone();
     if let Some(own) = values.resources.get(&(name.clone(), resource_name)) {

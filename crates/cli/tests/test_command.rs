@@ -27,6 +27,7 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
         "exclude-namespaces-dynamically",
         "namespace-selector",
         "operations",
+        "subresources",
     ] {
         assert!(
             stdout.contains(&format!("test_data/cli/test/{folder}/kyverno-test.yaml")),
@@ -35,7 +36,7 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
     }
     assert!(stdout.contains("│ ID │ POLICY"), "{stdout}");
     assert!(
-        stdout.contains("Test Summary: 21 tests passed and 0 tests failed"),
+        stdout.contains("Test Summary: 23 tests passed and 0 tests failed"),
         "{stdout}"
     );
     // Rows say why a result holds where Kyverno does: an excluded resource,
@@ -87,4 +88,32 @@ fn paths_without_tests_and_broken_files_are_errors() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("Error:"), "{stdout}");
     assert!(stdout.contains("not-yaml.yaml"), "{stdout}");
+}
+
+/// Every result of the folders that exercise the test format's features
+/// is answered by the rule itself, not passed as `Excluded`.
+#[test]
+fn test_format_features_reach_the_rules() {
+    for (folder, got) in [
+        ("subresources", vec!["fail", "pass"]),
+        ("operations", vec!["fail", "fail", ""]),
+        (
+            "cluster-resources",
+            vec!["pass", "fail", "fail", "pass", ""],
+        ),
+    ] {
+        let output = run(&[
+            "test",
+            "--output",
+            "json",
+            &format!("test_data/cli/test/{folder}"),
+        ]);
+        let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        let results = report["tests"][0]["results"].as_array().unwrap();
+        let answers: Vec<&str> = results
+            .iter()
+            .map(|r| r["got"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(answers, got, "{folder}: {report}");
+    }
 }

@@ -97,20 +97,14 @@ pub fn rule_applies(
     target: &Target<'_>,
 ) -> bool {
     let matched = if !match_resources.any.is_empty() {
-        match_resources
-            .any
-            .iter()
-            .any(|f| filter_selects(f, target))
+        match_resources.any.iter().any(|f| match_selects(f, target))
     } else if !match_resources.all.is_empty() {
-        match_resources
-            .all
-            .iter()
-            .all(|f| filter_selects(f, target))
+        match_resources.all.iter().all(|f| match_selects(f, target))
     } else {
         match_resources
             .legacy
             .as_ref()
-            .is_some_and(|f| filter_selects(f, target))
+            .is_some_and(|f| match_selects(f, target))
     };
     if !matched {
         return false;
@@ -146,6 +140,29 @@ fn is_empty(filter: &ResourceFilter) -> bool {
         && filter.subjects.is_empty()
         && filter.roles.is_empty()
         && filter.cluster_roles.is_empty()
+}
+
+/// A `match` filter. Without any requester (no user, groups or roles, as
+/// in Kyverno's CLI without a user file or a background scan), Kyverno
+/// drops its user criteria (`roles`, `clusterRoles`, `subjects`) and
+/// matches on the resource description alone; `exclude` keeps them.
+fn match_selects(filter: &ResourceFilter, target: &Target<'_>) -> bool {
+    let nobody = target.username.is_empty()
+        && target.groups.is_empty()
+        && target
+            .roles
+            .as_ref()
+            .is_none_or(|r| r.roles.is_empty() && r.cluster_roles.is_empty());
+    if !nobody {
+        return filter_selects(filter, target);
+    }
+    match &filter.resources {
+        Some(description) if *description != ResourceDescription::default() => {
+            description_selects(description, target)
+        }
+        // Nothing left to match on: "match cannot be empty".
+        _ => false,
+    }
 }
 
 /// One filter: every attribute it sets must hold (an empty filter never
@@ -648,6 +665,31 @@ mod tests {
         ];
         for (name, rule, want) in cases {
             assert_eq!(applies(rule, &pod), want, "{name}");
+        }
+        // Without a requester (no user, groups or roles), `match` drops its
+        // user criteria, as Kyverno does; `exclude` keeps them.
+        let mut nobody = pod.clone();
+        nobody["userInfo"] = json!({});
+        let anonymous: Vec<(&str, Value, bool)> = vec![
+            (
+                "match_keeps_the_resource_criteria",
+                subjects(json!({"kind": "User", "name": "alice"})),
+                true,
+            ),
+            (
+                "match_of_user_criteria_alone_is_empty",
+                json!({"match": {"any": [{"subjects": [{"kind": "User", "name": "alice"}]}]}}),
+                false,
+            ),
+            (
+                "exclude_by_user_excludes_nobody",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "exclude": {"any": [{"subjects": [{"kind": "Group", "name": "devs"}]}]}}),
+                true,
+            ),
+        ];
+        for (name, rule, want) in anonymous {
+            assert_eq!(applies(rule, &nobody), want, "{name}");
         }
     }
 

@@ -855,6 +855,9 @@ fn inject_values(rule: &mut Value, values: &Map<String, Value>) {
         let slot = by_name.entry(head.clone()).or_insert(Value::Null);
         set_path(slot, rest, value.clone());
     }
+    // `element…` values stand for what a foreach sets itself, element by
+    // element; the loop's own values win, as in Kyverno's CLI.
+    by_name.retain(|name, _| !name.starts_with("element"));
     let mut unused: Vec<String> = by_name.keys().cloned().collect();
     replace_entries(rule, &by_name, &mut unused);
     if unused.is_empty() {

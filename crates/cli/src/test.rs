@@ -1177,7 +1177,8 @@ mod tests {
             {"name": "kept", "variable": {"value": 1}}],
             "validate": {"foreach": [{"list": "x", "context": [{"name": "inner", "apiCall": {"urlPath": "/api/v1/pods"}}]}]}});
         let values: Map<String, Value> = serde_json::from_value(json!({
-            "filters.data.exclude": "a", "filters.data.include": "b", "inner": [1], "extra": "e"}))
+            "filters.data.exclude": "a", "filters.data.include": "b", "inner": [1], "extra": "e",
+            "element.name": "left to the loop"}))
         .unwrap();
         inject_values(&mut rule, &values);
         assert_eq!(
@@ -1196,6 +1197,7 @@ mod tests {
             rule["validate"]["foreach"][0]["context"][0],
             json!({"name": "inner", "variable": {"value": [1]}})
         );
+        assert_eq!(rule["context"].as_array().map(Vec::len), Some(3));
     }
 
     #[test]

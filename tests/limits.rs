@@ -156,3 +156,28 @@ fn what_a_jmespath_query_builds_is_limited() {
         "the query's results grow past 16 MiB (the limit per query)",
     );
 }
+
+#[test]
+fn what_a_signed_manifest_inflates_to_is_limited() {
+    use base64::Engine as _;
+    // 9 MiB of zeros, gzipped to a few KiB: past the 8 MiB limit.
+    let zeros = vec![0u8; 9 << 20];
+    let mut bomb = vec![0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff];
+    bomb.extend(miniz_oxide::deflate::compress_to_vec(&zeros, 9));
+    bomb.extend([0u8; 8]);
+    let message = base64::engine::general_purpose::STANDARD.encode(&bomb);
+    let key = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEXmiLhj36rnhlyfsQYRpSydTGR6mc\nch4+nbYLxVh8SNL+CwyB673xay5ZOkiaF+nu62mvmi4HayIkdvB/V5M5Qg==\n-----END PUBLIC KEY-----\n";
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "signed",
+        "match": {"any": [{"resources": {"kinds": ["Service"]}}]},
+        "validate": {"manifests": {"attestors": [{"entries": [{"keys": {"publicKeys": key}}]}]}}}]});
+    let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+        "kind": {"group": "", "version": "v1", "kind": "Service"},
+        "object": {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web",
+            "annotations": {"cosign.sigstore.dev/message": message,
+                "cosign.sigstore.dev/signature": "MEUCIQ=="}}}});
+    let response = respond(&json!({"settings": settings, "request": request}).to_string());
+    rejected_with(
+        &response,
+        "gzip: the message inflates past 8388608 bytes (the limit)",
+    );
+}

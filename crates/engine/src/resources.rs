@@ -138,7 +138,137 @@ const KNOWN_CUSTOM: &[(&str, &str)] = &[
     ("tcproutes", "TCPRoute"),
     ("tlsroutes", "TLSRoute"),
     ("udproutes", "UDPRoute"),
+    ("verticalpodautoscalers", "VerticalPodAutoscaler"),
     ("virtualservices", "VirtualService"),
+];
+
+/// Words Kinds are made of, to split an unknown plural
+/// (`verticalpodautoscaler` → `VerticalPodAutoscaler`); acronyms are
+/// written as Kinds write them.
+const KIND_WORDS: &[&str] = &[
+    "access",
+    "account",
+    "alert",
+    "application",
+    "authentication",
+    "authorization",
+    "autoscaler",
+    "backup",
+    "binding",
+    "bucket",
+    "certificate",
+    "challenge",
+    "channel",
+    "chart",
+    "check",
+    "claim",
+    "class",
+    "cluster",
+    "component",
+    "config",
+    "configuration",
+    "constraint",
+    "controller",
+    "cron",
+    "daemon",
+    "definition",
+    "deployment",
+    "destination",
+    "disruption",
+    "endpoint",
+    "entry",
+    "event",
+    "exception",
+    "external",
+    "filter",
+    "gateway",
+    "git",
+    "global",
+    "group",
+    "helm",
+    "image",
+    "ingress",
+    "instance",
+    "issuer",
+    "job",
+    "key",
+    "kustomization",
+    "lease",
+    "limit",
+    "listener",
+    "machine",
+    "manager",
+    "map",
+    "mesh",
+    "monitor",
+    "namespace",
+    "network",
+    "node",
+    "object",
+    "order",
+    "peer",
+    "plugin",
+    "policy",
+    "pool",
+    "pod",
+    "probe",
+    "profile",
+    "project",
+    "provider",
+    "proxy",
+    "push",
+    "quota",
+    "range",
+    "receiver",
+    "record",
+    "release",
+    "replica",
+    "report",
+    "repository",
+    "request",
+    "resource",
+    "restore",
+    "role",
+    "route",
+    "rule",
+    "run",
+    "scaled",
+    "scaler",
+    "schedule",
+    "secret",
+    "security",
+    "server",
+    "service",
+    "set",
+    "sidecar",
+    "snapshot",
+    "source",
+    "spec",
+    "stateful",
+    "storage",
+    "store",
+    "subscription",
+    "target",
+    "task",
+    "template",
+    "tenant",
+    "telemetry",
+    "token",
+    "trigger",
+    "vertical",
+    "virtual",
+    "volume",
+    "webhook",
+    "workload",
+];
+const KIND_ACRONYMS: &[(&str, &str)] = &[
+    ("grpc", "GRPC"),
+    ("http", "HTTP"),
+    ("tcp", "TCP"),
+    ("tls", "TLS"),
+    ("udp", "UDP"),
+    ("dns", "DNS"),
+    ("ip", "IP"),
 ];
 
 /// The Kind of a resource, and whether it was guessed from the plural.
@@ -264,11 +394,69 @@ fn guess_kind(plural: &str) -> String {
     } else {
         plural.to_string()
     };
+    if let Some(words) = split_words(&singular.to_ascii_lowercase()) {
+        return words;
+    }
     let mut chars = singular.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => singular,
     }
+}
+
+/// `singular` written as known words, each capitalised (acronyms in
+/// capitals), when it splits into them entirely; longest words first.
+fn split_words(singular: &str) -> Option<String> {
+    if singular.len() > 128 {
+        return None;
+    }
+    // best[i]: the words spelling singular[..i], fewest first.
+    let mut best: Vec<Option<Vec<&str>>> = vec![None; singular.len() + 1];
+    if let Some(first) = best.first_mut() {
+        *first = Some(Vec::new());
+    }
+    for start in 0..singular.len() {
+        let Some(Some(prefix)) = best.get(start).cloned() else {
+            continue;
+        };
+        let rest = singular.get(start..).unwrap_or_default();
+        let words = KIND_WORDS
+            .iter()
+            .copied()
+            .chain(KIND_ACRONYMS.iter().map(|(w, _)| *w));
+        for word in words {
+            if rest.starts_with(word) {
+                let end = start + word.len();
+                let mut spelled = prefix.clone();
+                spelled.push(word);
+                let better = best
+                    .get(end)
+                    .is_none_or(|b| b.as_ref().is_none_or(|b| b.len() > spelled.len()));
+                if better {
+                    if let Some(slot) = best.get_mut(end) {
+                        *slot = Some(spelled);
+                    }
+                }
+            }
+        }
+    }
+    let words = best.last()?.as_ref()?;
+    // A single word is what the plain guess gives already.
+    (words.len() > 1).then(|| {
+        words
+            .iter()
+            .map(|w| match KIND_ACRONYMS.iter().find(|(a, _)| a == w) {
+                Some((_, upper)) => (*upper).to_string(),
+                None => {
+                    let mut chars = w.chars();
+                    chars
+                        .next()
+                        .map(|f| f.to_uppercase().chain(chars).collect())
+                        .unwrap_or_default()
+                }
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -308,6 +496,34 @@ mod tests {
                 true,
             ),
             ("guessed_ies", "example.com", "proxies", "Proxy", true),
+            (
+                "known_vertical_pod_autoscalers",
+                "autoscaling.k8s.io",
+                "verticalpodautoscalers",
+                "VerticalPodAutoscaler",
+                false,
+            ),
+            (
+                "guessed_from_words",
+                "keda.sh",
+                "scaledobjects",
+                "ScaledObject",
+                true,
+            ),
+            (
+                "guessed_with_an_acronym",
+                "example.com",
+                "tlsroutepolicies",
+                "TLSRoutePolicy",
+                true,
+            ),
+            (
+                "unknown_words_keep_the_plain_guess",
+                "example.com",
+                "frobnicators",
+                "Frobnicator",
+                true,
+            ),
             ("guessed_es", "example.com", "boxes", "Box", true),
             (
                 "capitalised_plural",
@@ -321,7 +537,7 @@ mod tests {
                 "unknown_builtin_plural",
                 "apps",
                 "httproutes",
-                "Httproute",
+                "HTTPRoute",
                 true,
             ),
         ];

@@ -765,10 +765,10 @@ fn tarball_documents(raw: &[u8]) -> Result<Vec<Value>, String> {
         let size_text = cstr(field(124, 136));
         let size = usize::from_str_radix(size_text.trim(), 8)
             .map_err(|_| "tar: invalid header".to_string())?;
+        let truncated = || "tar: unexpected end of archive".to_string();
         let data_at = at + 512;
-        let data = tar
-            .get(data_at..data_at + size)
-            .ok_or_else(|| "tar: unexpected end of archive".to_string())?;
+        let data_end = data_at.checked_add(size).ok_or_else(truncated)?;
+        let data = tar.get(data_at..data_end).ok_or_else(truncated)?;
         let typeflag = field(156, 157).first().copied().unwrap_or(0);
         let prefix = cstr(field(345, 500));
         let name = long_name.take().unwrap_or_else(|| {
@@ -798,7 +798,11 @@ fn tarball_documents(raw: &[u8]) -> Result<Vec<Value>, String> {
                 ))
             }
         }
-        at = data_at + size.div_ceil(512) * 512;
+        at = size
+            .div_ceil(512)
+            .checked_mul(512)
+            .and_then(|padded| data_at.checked_add(padded))
+            .ok_or_else(truncated)?;
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files.into_iter().flat_map(|(_, docs)| docs).collect())

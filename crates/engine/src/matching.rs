@@ -613,6 +613,16 @@ mod tests {
                 json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": {"resources": {"names": ["web-1"]}}}),
                 false,
             ),
+            (
+                "empty_exclude_excludes_nothing",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": {}}),
+                true,
+            ),
+            (
+                "exclude_with_an_empty_any_excludes_nothing",
+                json!({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": {"any": []}}),
+                true,
+            ),
         ];
         for (name, rule, want) in cases {
             assert_eq!(applies(rule, &pod), want, "{name}");

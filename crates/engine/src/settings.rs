@@ -689,7 +689,7 @@ pub fn parse_exception(
         );
     }
     let match_resources = match spec.get("match") {
-        Some(v) => parse_match(v, &spec.path("match"), diags),
+        Some(v) => parse_match(v, &spec.path("match"), false, diags),
         None => {
             diags.push(
                 &spec.path("match"),
@@ -822,7 +822,7 @@ pub fn parse_rule<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> 
         String::new()
     });
     let match_resources = match f.get("match") {
-        Some(v) => parse_match(v, &f.path("match"), diags),
+        Some(v) => parse_match(v, &f.path("match"), false, diags),
         None => {
             diags.push(
                 path,
@@ -833,7 +833,7 @@ pub fn parse_rule<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> 
     };
     let exclude = f
         .get("exclude")
-        .map(|v| parse_match(v, &f.path("exclude"), diags));
+        .map(|v| parse_match(v, &f.path("exclude"), true, diags));
     let context = parse_context(&f, diags);
     let preconditions = f
         .get("preconditions")
@@ -867,7 +867,14 @@ pub fn parse_rule<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> 
     })
 }
 
-fn parse_match(value: &Value, path: &str, diags: &mut Diagnostics) -> MatchResources {
+/// `match` (or, with `empty_is_none`, `exclude`: Kyverno treats an empty
+/// exclude block, `{}` or `{any: []}`, as no exclusion).
+fn parse_match(
+    value: &Value,
+    path: &str,
+    empty_is_none: bool,
+    diags: &mut Diagnostics,
+) -> MatchResources {
     const LEGACY: &[&str] = &["resources", "subjects", "roles", "clusterRoles"];
     let Some(f) = Fields::open(value, path, &[&["any", "all"], LEGACY], diags) else {
         return MatchResources::default();
@@ -891,7 +898,7 @@ fn parse_match(value: &Value, path: &str, diags: &mut Diagnostics) -> MatchResou
         );
     }
     let legacy = has_legacy.then(|| parse_filter(&f, diags));
-    if any.is_empty() && all.is_empty() && legacy.is_none() {
+    if any.is_empty() && all.is_empty() && legacy.is_none() && !empty_is_none {
         diags.push(
             path,
             "must select resources with `any`, `all` or `resources`",

@@ -81,9 +81,16 @@ fn span_end(bytes: &[u8], mut j: usize) -> Option<usize> {
     }
 }
 
-/// Kyverno's `replaceBracesAndTrimSpaces`.
-fn variable_text(span: &str) -> String {
-    span.replace("{{", "").replace("}}", "").trim().to_string()
+/// Kyverno's `replaceBracesAndTrimSpaces`: the expression, and whether a
+/// leading `-` asks for shallow substitution (`{{- x }}`: the value is
+/// inserted as it is, its own `{{ }}` never substituted).
+fn variable_text(span: &str) -> (String, bool) {
+    let text = span.replace("{{", "").replace("}}", "");
+    let text = text.trim();
+    match text.strip_prefix('-') {
+        Some(rest) => (rest.trim().to_string(), true),
+        None => (text.to_string(), false),
+    }
 }
 
 /// The JMESPath `{{@}}` stands for: the current leaf's path in the
@@ -108,6 +115,7 @@ enum Part {
         /// The variable as written, for error messages.
         variable: String,
         query: Result<Query, QueryError>,
+        shallow: bool,
     },
 }
 
@@ -151,12 +159,16 @@ impl Template {
                 parts.push(Part::Text(text.get(last..start).unwrap_or_default().into()));
             }
             let raw = text.get(start..end).unwrap_or_default();
-            let mut variable = variable_text(raw);
+            let (mut variable, shallow) = variable_text(raw);
             if variable == "@" {
                 variable = at_path(path);
             }
             let query = compile_variable(&variable, delete);
-            parts.push(Part::Var { variable, query });
+            parts.push(Part::Var {
+                variable,
+                query,
+                shallow,
+            });
             last = end;
         }
         if last < text.len() {
@@ -184,6 +196,7 @@ impl Template {
                 Part::Var {
                     variable,
                     query: Err(QueryError::Compile { error, .. }),
+                    ..
                 } => Some(Problem {
                     pointer: self.path.clone(),
                     variable: variable.clone(),
@@ -196,10 +209,26 @@ impl Template {
 
     /// Substitutes the variables.
     pub fn render(&self, ctx: &Context) -> Result<Value, VarError> {
-        if let [Part::Var { variable, query }] = self.parts.as_slice() {
+        if let [Part::Var {
+            variable, query, ..
+        }] = self.parts.as_slice()
+        {
             return self.resolve(ctx, variable, query);
         }
-        rescan(self.join(ctx)?, ctx, &self.path)
+        let text = self.join(ctx)?;
+        if self.ends_shallow() {
+            return Ok(Value::String(unescape(&text)));
+        }
+        rescan(text, ctx, &self.path)
+    }
+
+    /// Whether the last variable is shallow: Kyverno then looks for no
+    /// variables in what the pass produced.
+    fn ends_shallow(&self) -> bool {
+        self.parts.iter().rev().find_map(|p| match p {
+            Part::Var { shallow, .. } => Some(*shallow),
+            Part::Text(_) => None,
+        }) == Some(true)
     }
 
     /// The text with every variable replaced by its value.
@@ -208,8 +237,17 @@ impl Template {
         for part in &self.parts {
             match part {
                 Part::Text(t) => text.push_str(t),
-                Part::Var { variable, query } => {
-                    push_value(&mut text, &self.resolve(ctx, variable, query)?);
+                Part::Var {
+                    variable,
+                    query,
+                    shallow,
+                } => {
+                    let value = self.resolve(ctx, variable, query)?;
+                    match (&value, shallow) {
+                        // Escaped, so no later pass substitutes it.
+                        (Value::String(s), true) => text.push_str(&s.replace("{{", "\\{{")),
+                        _ => push_value(&mut text, &value),
+                    }
                 }
             }
         }
@@ -261,36 +299,20 @@ fn rescan(mut text: String, ctx: &Context, path: &str) -> Result<Value, VarError
             return template.render(ctx);
         }
         text = template.join(ctx)?;
+        if template.ends_shallow() {
+            break;
+        }
     }
     Ok(Value::String(unescape(&text)))
 }
 
-/// `\{{x}}` → `{{x}}` (Kyverno's `RegexEscpVariables`).
+/// `\{{` → `{{`, everywhere, as Kyverno's substitution ends.
 fn unescape(text: &str) -> String {
-    if !text.contains("\\{{") {
-        return text.to_string();
+    if text.contains("\\{{") {
+        text.replace("\\{{", "{{")
+    } else {
+        text.to_string()
     }
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    let mut i = 0;
-    while i + 2 < bytes.len() {
-        if bytes.get(i) == Some(&b'\\')
-            && bytes.get(i + 1) == Some(&b'{')
-            && bytes.get(i + 2) == Some(&b'{')
-        {
-            if let Some(end) = span_end(bytes, i + 3) {
-                out.push_str(text.get(last..i).unwrap_or_default());
-                out.push_str(text.get(i + 1..end).unwrap_or_default());
-                last = end;
-                i = end;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    out.push_str(text.get(last..).unwrap_or_default());
-    out
 }
 
 /// An expression that does not compile, where it is.

@@ -12,7 +12,8 @@ fn substitution_keeps_kyvernos_typing() {
     let ctx = Context::from_value(json!({
         "n": 5, "f": 1.5, "b": false, "s": "str", "z": null,
         "m": {"key2": "value2", "key1": "value1"}, "l": ["a", "b"],
-        "inner": "n", "self": "{{s}}", "amp": "a<b"
+        "inner": "n", "self": "{{s}}", "amp": "a<b",
+        "raw": "{{ KEEP {{ME}} }}", "nested": "{{s}}"
     }));
     let cases: Vec<(&str, &str, Value)> = vec![
         ("whole_variable_keeps_number", "{{n}}", json!(5)),
@@ -42,6 +43,21 @@ fn substitution_keeps_kyvernos_typing() {
             "escaped_with_inner_resolved",
             "\\{{m.{{ 'key1' }}}}",
             json!("{{m.key1}}"),
+        ),
+        (
+            "shallow_value_is_not_substituted",
+            "{{- raw }} {{n}} {{nested}}",
+            json!("{{ KEEP {{ME}} }} 5 str"),
+        ),
+        (
+            "shallow_last_stops_the_rescan",
+            "{{n}} {{- nested}}",
+            json!("5 {{s}}"),
+        ),
+        (
+            "shallow_whole_variable",
+            "{{- raw }}",
+            json!("{{ KEEP {{ME}} }}"),
         ),
         (
             "substituted_text_is_scanned_again",

@@ -555,7 +555,11 @@ fn run_rule(
             return None;
         }
         let new = run_static(&compiled, request.object());
-        if enforce && update && new.0 == RuleStatus::Fail {
+        if enforce
+            && update
+            && new.0 == RuleStatus::Fail
+            && old_object_matches(rule, &request, cluster)
+        {
             // A violation the old object already had does not block the
             // update (Kyverno's allowExistingViolations default).
             let old = run_static(&compiled, request.old_object());
@@ -569,7 +573,11 @@ fn run_rule(
         return Some((RuleStatus::Error, e.to_string()));
     }
     let new = run_with_context(&compiled, ctx, cluster, delete)?;
-    if enforce && update && new.0 == RuleStatus::Fail {
+    if enforce
+        && update
+        && new.0 == RuleStatus::Fail
+        && old_object_matches(rule, &AdmissionRequest::new(ctx.request()), cluster)
+    {
         let old_object = AdmissionRequest::new(ctx.request()).old_object().clone();
         let previous = ctx.swap_object(old_object);
         let operation = ctx.swap_operation("CREATE");
@@ -581,6 +589,26 @@ fn run_rule(
         }
     }
     Some(new)
+}
+
+/// Whether the rule applies to the old object of an UPDATE, matched as a
+/// CREATE by no real requester, as Kyverno's `validateOldObject` checks
+/// before it excuses a violation the old object already had.
+fn old_object_matches(rule: &Rule, request: &AdmissionRequest<'_>, cluster: &Cached<'_>) -> bool {
+    let mut target = Target::for_old_object(request);
+    if selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref())
+        && target.object_kind != "Namespace"
+        && !target.namespace.is_empty()
+    {
+        target.namespace_labels = cluster.namespace(target.namespace).ok().map(|namespace| {
+            namespace
+                .pointer("/metadata/labels")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        });
+    }
+    rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
 }
 
 /// A rule whose patterns have no variables and that needs no context.
@@ -727,4 +755,93 @@ fn failure_action(
                 .map(|o| o.action)
         })
         .unwrap_or(spec.failure_action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::NoCluster;
+    use serde_json::json;
+
+    /// An UPDATE of a Pod whose old and new objects both break the rule.
+    fn update_status(match_resources: Value, validate: Value) -> RuleStatus {
+        let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": match_resources, "validate": validate}]});
+        let pod = |label: &str| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "default", "labels": {"stage": label}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:latest"}]}})
+        };
+        let request = json!({"uid": "1", "operation": "UPDATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "userInfo": {"username": "alice"},
+            "object": pod("new"), "oldObject": pod("old")});
+        let evaluation =
+            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
+        evaluation
+            .outcomes
+            .first()
+            .map(|o| o.status)
+            .unwrap_or(RuleStatus::Pass)
+    }
+
+    #[test]
+    fn existing_violations_are_excused_only_where_the_old_object_matches() {
+        let latest = json!({"message": "no latest",
+            "pattern": {"spec": {"containers": [{"image": "!*:latest"}]}}});
+        let deny = json!({"message": "no", "deny": {}});
+        let kinds = |extra: Value| {
+            let mut resources = json!({"kinds": ["Pod"]});
+            if let (Some(r), Some(e)) = (resources.as_object_mut(), extra.as_object()) {
+                r.extend(e.clone());
+            }
+            json!({"any": [{"resources": resources}]})
+        };
+        let cases = [
+            (
+                "pattern_old_object_also_fails",
+                kinds(json!({})),
+                latest.clone(),
+                RuleStatus::Skip,
+            ),
+            (
+                "deny_old_object_also_fails",
+                kinds(json!({})),
+                deny.clone(),
+                RuleStatus::Skip,
+            ),
+            // The old object is matched as a CREATE: an UPDATE-only rule
+            // does not excuse it.
+            (
+                "update_only_pattern",
+                kinds(json!({"operations": ["UPDATE"]})),
+                latest.clone(),
+                RuleStatus::Fail,
+            ),
+            (
+                "update_only_deny",
+                kinds(json!({"operations": ["UPDATE"]})),
+                deny.clone(),
+                RuleStatus::Fail,
+            ),
+            // A selector the old object does not meet.
+            (
+                "selector_only_the_new_object_meets",
+                kinds(json!({"selector": {"matchLabels": {"stage": "new"}}})),
+                latest.clone(),
+                RuleStatus::Fail,
+            ),
+            // The old object is matched with no real requester.
+            (
+                "subjects_name_the_requester",
+                json!({"any": [{"resources": {"kinds": ["Pod"]},
+                    "subjects": [{"kind": "User", "name": "alice"}]}]}),
+                latest,
+                RuleStatus::Fail,
+            ),
+        ];
+        for (name, match_resources, validate, want) in cases {
+            assert_eq!(update_status(match_resources, validate), want, "{name}");
+        }
+    }
 }

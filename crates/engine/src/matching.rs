@@ -76,6 +76,41 @@ impl<'a> Target<'a> {
     }
 }
 
+impl<'a> Target<'a> {
+    /// The old object of an UPDATE as Kyverno matches it before excusing an
+    /// existing violation: a CREATE of the old object by a requester that
+    /// holds no real user, group or role (`kyverno:kyverno-invalid-controller`),
+    /// so rules that select by operation, labels or user tell it apart.
+    pub fn for_old_object(request: &AdmissionRequest<'a>) -> Self {
+        let mut target = Self::new(request);
+        let old = request.old_object();
+        let api_version = old.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let kind = old.get("kind").and_then(Value::as_str).unwrap_or("");
+        target.gvk = Gvk {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        };
+        target.object_kind = kind.to_string();
+        target.sub_resource = "";
+        target.operation = "CREATE";
+        let name = metadata_str(old, "name");
+        if !name.is_empty() {
+            target.name = name;
+        }
+        target.labels = metadata_map(old, "labels");
+        target.annotations = metadata_map(old, "annotations");
+        target.username = "kyverno:kyverno-invalid-controller";
+        target.groups = vec!["kyverno:invalidgroup"];
+        target.roles = Some(Roles {
+            roles: vec!["kyverno:invalidrole".to_string()],
+            cluster_roles: vec!["kyverno:invalidrole".to_string()],
+        });
+        target
+    }
+}
+
 /// For a subresource request (`pods/exec`), Kyverno matches the kind of the
 /// parent resource, which the request names only by its plural; built-in
 /// resources are looked up in [`resources`].

@@ -42,6 +42,9 @@ pub struct MapPattern {
     /// Whether an entry, here or deeper, is anchored (Kyverno evaluates
     /// such keys first).
     anchored: bool,
+    /// How many of `entries` are Kyverno's phase one (conditional,
+    /// equality, negation and existence anchors).
+    phase_one: usize,
 }
 
 /// Where a map sits, for Kyverno's wildcard keys in `metadata.labels` and
@@ -86,6 +89,9 @@ pub struct PatternError {
     /// The pattern keys leading to the failure, innermost first; filled in
     /// only on the way out of a failure, so passing checks build nothing.
     field: Vec<String>,
+    /// A skip gathered from a list or map whose every check skipped
+    /// (Kyverno's `*PatternError`), as opposed to an anchor's own skip.
+    gathered: bool,
 }
 
 impl PatternError {
@@ -95,7 +101,14 @@ impl PatternError {
             path: path.to_string(),
             detail: None,
             field: Vec::new(),
+            gathered: false,
         }
+    }
+
+    /// A skip made of the skips of every element or anchor.
+    fn gathered(mut self) -> Self {
+        self.gathered = true;
+        self
     }
 
     fn detail(mut self, detail: String) -> Self {
@@ -310,12 +323,14 @@ fn compile_map(
     front.reverse();
     // Front entries are global anchors or hold anchors deeper down.
     let anchored_here = !anchored.is_empty() || !front.is_empty();
+    let phase_one = anchored.len();
     let mut entries = anchored;
     entries.extend(front);
     entries.extend(back);
     MapPattern {
         entries,
         anchored: anchored_here,
+        phase_one,
     }
 }
 
@@ -442,7 +457,30 @@ fn validate_map<'p>(
     path: &ResPath<'_>,
     anchors: &mut AnchorPresence<'p>,
 ) -> Check {
-    for entry in &pattern.entries {
+    // Phase 1, the anchors: a skip is noted and the others still run; a
+    // failure ends the map unless an anchor of this map skipped directly
+    // (then the map skips). Phase 2, the other keys: any error ends it.
+    let phase_one = pattern.phase_one;
+    let mut skips: Vec<PatternError> = Vec::new();
+    let mut applied = 0usize;
+    let direct_skip = |skips: &[PatternError]| skips.iter().any(|s| !s.gathered);
+    for entry in pattern.entries.iter().take(phase_one) {
+        match handle_entry(resource, entry, path, anchors) {
+            Ok(()) => applied += 1,
+            Err(e) if e.is_skip() => skips.push(e),
+            Err(e) if direct_skip(&skips) => drop(e),
+            Err(e) => return Err(e.within(entry.key().to_string())),
+        }
+    }
+    if !skips.is_empty() && (applied == 0 || direct_skip(&skips)) {
+        let message = skips
+            .iter()
+            .map(|s| s.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(PatternError::new(path, message).gathered());
+    }
+    for entry in pattern.entries.iter().skip(phase_one) {
         handle_entry(resource, entry, path, anchors)
             .map_err(|e| e.within(entry.key().to_string()))?;
     }
@@ -638,7 +676,7 @@ fn validate_elements<'v, 'p>(
         }
     }
     if applied == 0 && !skips.is_empty() {
-        return Err(PatternError::new(path, skips.join("; ")));
+        return Err(PatternError::new(path, skips.join("; ")).gathered());
     }
     Ok(())
 }
@@ -887,6 +925,25 @@ mod tests {
             ("negation_present_fails", json!({"spec": {"X(hostPath)": "null"}}), json!({"spec": {"hostPath": {"path": "/"}}}),
                 fail("/spec/hostPath/", "negation anchor matched in resource: /spec/hostPath/ is not allowed")),
             ("negation_absent_passes", json!({"spec": {"X(hostPath)": "null"}}), json!({"spec": {}}), Outcome::Pass),
+            // A list whose elements all skip does not end the map: the
+            // other anchors and keys still decide (Kyverno's validateMap).
+            ("skipped_list_then_failing_anchor",
+                json!({"spec": {"=(initContainers)": [{"(image)": "!*/foo:*", "securityContext": {"allowPrivilegeEscalation": "false"}}],
+                    "=(containers)": [{"(image)": "!*/foo:*", "securityContext": {"allowPrivilegeEscalation": "false"}}]}}),
+                json!({"spec": {"containers": [{"image": "test/foo:1"}],
+                    "initContainers": [{"image": "test/bar:1", "securityContext": {"allowPrivilegeEscalation": true}}]}}),
+                fail("/spec/initContainers/0/securityContext/allowPrivilegeEscalation/",
+                    "resource value 'true' does not match 'false' at path /spec/initContainers/0/securityContext/allowPrivilegeEscalation/")),
+            ("skipped_list_then_failing_plain_key",
+                json!({"spec": {"=(containers)": [{"(image)": "*:latest", "imagePullPolicy": "Always"}], "=(hostPID)": false, "hostNetwork": false}}),
+                json!({"spec": {"containers": [{"image": "nginx:1"}], "hostPID": false, "hostNetwork": true}}),
+                fail("/spec/hostNetwork/", "resource value 'true' does not match 'false' at path /spec/hostNetwork/")),
+            // An anchor of the map itself that skips makes the map skip,
+            // even when another anchor fails.
+            ("direct_skip_wins_over_a_failing_anchor",
+                json!({"spec": {"(hostNetwork)": true, "=(hostPID)": false}}),
+                json!({"spec": {"hostNetwork": false, "hostPID": true}}),
+                Outcome::Skip("conditional anchor mismatch: resource value 'false' does not match 'true' at path /spec/hostNetwork/".into())),
             ("existence_one_element_suffices", json!({"spec": {"^(containers)": [{"image": "nginx*"}]}}),
                 pod(json!([{"image": "busybox"}, {"image": "nginx:1"}])), Outcome::Pass),
             ("existence_none_fails", json!({"spec": {"^(containers)": [{"image": "nginx*"}]}}),

@@ -547,6 +547,49 @@ fn cel_params_are_read_by_name_or_selector() {
     }
 }
 
+/// A parameter kind this module does not know takes its scope from its
+/// CustomResourceDefinition: a namespaced one is read in the request's
+/// namespace when `paramRef` names none.
+#[test]
+fn cel_params_of_custom_kinds_take_their_scope_from_the_definition() {
+    let rule = |param_ref: Value| {
+        json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "validate": {"cel": {
+                "paramKind": {"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit"},
+                "paramRef": param_ref,
+                "expressions": [{"expression": "params.spec.max >= 1",
+                    "message": "limit read"}]}}}]})
+    };
+    let definition = |scope: &str| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "replicalimits.rules.example.com"},
+            "spec": {"group": "rules.example.com", "scope": scope,
+                "names": {"kind": "ReplicaLimit", "plural": "replicalimits"}}})
+    };
+    let limit = |namespace: &str, max: u32| {
+        json!({"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit",
+            "metadata": {"name": "limit", "namespace": namespace}, "spec": {"max": max}})
+    };
+    let by_name = json!({"name": "limit", "parameterNotFoundAction": "Deny"});
+    let cluster = Namespaces::new(true).with(json!([
+        definition("Namespaced"),
+        limit("prod", 3),
+        limit("dev", 0)
+    ]));
+    // Each request reads the limit of its own namespace.
+    assert_eq!(
+        accepted(&rule(by_name.clone()), &pod_request("prod"), &cluster),
+        (true, String::new()),
+        "prod_limit"
+    );
+    assert_eq!(
+        accepted(&rule(by_name), &pod_request("dev"), &cluster),
+        (false, "r: limit read".to_string()),
+        "dev_limit"
+    );
+}
+
 #[test]
 fn cel_params_need_both_halves() {
     let mut settings = params_rule(json!({"name": "a", "selector": {}}));

@@ -390,23 +390,6 @@ fn has_wildcard(text: &str) -> bool {
     text.contains(['*', '?'])
 }
 
-/// Kubernetes' guess of a Kind's resource (`UnsafeGuessKindToResource`).
-fn guess_plural(kind: &str) -> String {
-    let lower = kind.to_ascii_lowercase();
-    if let Some(stem) = lower.strip_suffix('y') {
-        if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) && !stem.is_empty() {
-            return format!("{stem}ies");
-        }
-    }
-    if ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|s| lower.ends_with(s))
-    {
-        return format!("{lower}es");
-    }
-    format!("{lower}s")
-}
-
 /// The resources a kind selector (`Pod`, `apps/v1/Deployment`, `Pod/exec`,
 /// `*`, …) matches. Guessed plurals are recorded in `guesses`.
 fn resources_of_kind(
@@ -453,7 +436,7 @@ fn resources_of_kind(
         let plural = match resources::custom_plural_of(&kind) {
             Some(plural) => plural.to_string(),
             None => {
-                let plural = guess_plural(&kind);
+                let plural = resources::guess_plural(&kind);
                 guesses.insert(kind.clone(), plural.clone());
                 plural
             }
@@ -1607,7 +1590,7 @@ mod tests {
             ("Batch", "batches"),
         ];
         for (kind, plural) in cases {
-            assert_eq!(guess_plural(kind), plural, "{kind}");
+            assert_eq!(resources::guess_plural(kind), plural, "{kind}");
         }
     }
 }

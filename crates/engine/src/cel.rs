@@ -352,9 +352,12 @@ fn fetch_params(
         .api_version
         .rsplit_once('/')
         .map_or("", |(group, _)| group);
-    // Kinds this module does not know are namespaced when a namespace is given.
-    let namespaced =
-        resources::is_namespaced(group, &params.kind).unwrap_or(params.namespace.is_some());
+    // A kind this module does not know takes its scope from its
+    // CustomResourceDefinition when the policy may read it (Kyverno asks
+    // discovery), else it is namespaced when a namespace is given.
+    let namespaced = resources::is_namespaced(group, &params.kind)
+        .or_else(|| definition_scope(group, &params.kind, cluster))
+        .unwrap_or(params.namespace.is_some());
     if !namespaced && params.namespace.is_some() {
         return Err(
             "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into(),
@@ -400,6 +403,31 @@ fn fetch_params(
         return Err("no params found".into());
     }
     Ok(found)
+}
+
+/// Whether the custom `kind` of `group` is namespaced, from its
+/// CustomResourceDefinition (named by Kubernetes' guess of its plural).
+fn definition_scope(group: &str, kind: &str, cluster: &Cached<'_>) -> Option<bool> {
+    let definition = cluster
+        .fetch(&Lookup::Get {
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            namespace: None,
+            name: format!("{}.{group}", resources::guess_plural(kind)),
+        })
+        .ok()?;
+    if definition
+        .pointer("/spec/names/kind")
+        .and_then(Value::as_str)
+        != Some(kind)
+    {
+        return None;
+    }
+    match definition.pointer("/spec/scope").and_then(Value::as_str)? {
+        "Namespaced" => Some(true),
+        "Cluster" => Some(false),
+        _ => None,
+    }
 }
 
 /// Compiled `celPreconditions`: all must hold for the rule to apply.

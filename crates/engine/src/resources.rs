@@ -307,6 +307,23 @@ pub fn kind_of(group: &str, plural: &str) -> KindOf {
     }
 }
 
+/// Kubernetes' guess of a Kind's resource (`UnsafeGuessKindToResource`).
+pub fn guess_plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if let Some(stem) = lower.strip_suffix('y') {
+        if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) && !stem.is_empty() {
+            return format!("{stem}ies");
+        }
+    }
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+    {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
 /// The built-in Kind served as `plural`, in whichever group (no built-in
 /// plural names two kinds).
 pub fn builtin_kind(plural: &str) -> Option<&'static str> {

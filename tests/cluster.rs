@@ -469,14 +469,21 @@ fn api_calls_the_host_cannot_make_are_rejected_in_the_settings() {
     }
 }
 
-fn params_rule(param_ref: Value) -> Value {
+/// A Pod rule whose CEL `expression` reads parameters of `param_kind`.
+fn cel_params_rule(param_kind: Value, param_ref: Value, expression: Value) -> Value {
     json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
         "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-        "validate": {"cel": {
-            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-            "paramRef": param_ref,
-            "expressions": [{"expression": "object.metadata.name in params.data.allowed.split(',')",
-                "messageExpression": "'not allowed by ' + params.metadata.name"}]}}}]})
+        "validate": {"cel": {"paramKind": param_kind, "paramRef": param_ref,
+            "expressions": [expression]}}}]})
+}
+
+fn params_rule(param_ref: Value) -> Value {
+    cel_params_rule(
+        json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+        param_ref,
+        json!({"expression": "object.metadata.name in params.data.allowed.split(',')",
+            "messageExpression": "'not allowed by ' + params.metadata.name"}),
+    )
 }
 
 fn allowed_names() -> Value {
@@ -553,13 +560,11 @@ fn cel_params_are_read_by_name_or_selector() {
 #[test]
 fn cel_params_of_custom_kinds_take_their_scope_from_the_definition() {
     let rule = |param_ref: Value| {
-        json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
-            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-            "validate": {"cel": {
-                "paramKind": {"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit"},
-                "paramRef": param_ref,
-                "expressions": [{"expression": "params.spec.max >= 1",
-                    "message": "limit read"}]}}}]})
+        cel_params_rule(
+            json!({"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit"}),
+            param_ref,
+            json!({"expression": "params.spec.max >= 1", "message": "limit read"}),
+        )
     };
     let definition = |scope: &str| {
         json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

@@ -30,6 +30,8 @@ pub mod types;
 pub mod wildcard;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use jmespath::ast::{Ast, Comparator};
 use serde_json::{Map, Value};
@@ -127,11 +129,30 @@ pub(crate) fn owned(value: Cow<'_, Value>) -> Result<Value, SearchError> {
     }
 }
 
-/// A compiled expression.
+/// A compiled expression. Cloning shares it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    text: String,
-    node: Node,
+    text: Rc<str>,
+    node: Rc<Node>,
+}
+
+/// Most compiled expressions kept for reuse by one thread, and the longest
+/// text kept: the cache saves work on the short queries policies repeat.
+const CACHE_ENTRIES: usize = 512;
+const CACHE_TEXT: usize = 4096;
+
+/// A fixed-key hasher: no random seed to ask the host for, and the cache is
+/// too small to be worth flooding.
+type Fixed = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
+thread_local! {
+    /// Expressions compiled so far, by text: a policy repeats its queries
+    /// (`request.operation` in every precondition, one container list per
+    /// rule), and a fresh instance per request makes this a per-request
+    /// cache. Full, it stops growing; it only saves work, never changes a
+    /// result.
+    static COMPILED: std::cell::RefCell<HashMap<Rc<str>, Result<Query, CompileError>, Fixed>> =
+        std::cell::RefCell::new(HashMap::default());
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -182,15 +203,29 @@ impl Function {
 impl Query {
     /// Parses and resolves `text`.
     pub fn compile(text: &str) -> Result<Self, CompileError> {
+        if let Some(found) = COMPILED.with(|c| c.borrow().get(text).cloned()) {
+            return found;
+        }
+        let text: Rc<str> = Rc::from(text);
+        let compiled = Self::parse(&text).map(|node| Self {
+            text: text.clone(),
+            node: Rc::new(node),
+        });
+        COMPILED.with(|c| {
+            let mut cache = c.borrow_mut();
+            if cache.len() < CACHE_ENTRIES && text.len() <= CACHE_TEXT {
+                cache.insert(text, compiled.clone());
+            }
+        });
+        compiled
+    }
+
+    fn parse(text: &str) -> Result<Node, CompileError> {
         if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
             return Err(CompileError::TooDeep);
         }
         let ast = jmespath::parse(text).map_err(|e| CompileError::Syntax(syntax_error(&e)))?;
-        let node = convert(&ast, text, 0)?;
-        Ok(Self {
-            text: text.to_string(),
-            node,
-        })
+        convert(&ast, text, 0)
     }
 
     pub fn text(&self) -> &str {

@@ -208,3 +208,26 @@ fn what_a_query_builds_is_limited() {
     assert_eq!(search("items[0]", &data).unwrap(), json!(1));
     assert!(search(&doubling(10), &data).is_ok());
 }
+
+#[test]
+fn a_text_compiled_again_answers_as_the_first_time() {
+    let data = json!({"a": [1, 2, 3]});
+    let long = format!("a[{}0]", " ".repeat(CACHE_TEXT));
+    let cases: Vec<(&str, String, Result<Value, String>)> = vec![
+        ("cached_query", "length(a)".into(), Ok(json!(3))),
+        (
+            "cached_syntax_error",
+            "a[".into(),
+            Err("syntax error at column 3: expected number, `:`, or `*`, found the end of the expression (after `a[`)".into()),
+        ),
+        ("cached_unknown_function", "nope(a)".into(), Err("unknown function: nope()".into())),
+        ("text_too_long_to_keep", long, Ok(json!(1))),
+    ];
+    for (name, text, expected) in cases {
+        for round in 0..3 {
+            assert_eq!(search(&text, &data), expected, "{name}, round {round}");
+        }
+    }
+    let first = Query::compile("a[0]");
+    assert_eq!(Query::compile("a[0]"), first);
+}

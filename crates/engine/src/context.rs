@@ -33,13 +33,30 @@ fn images_variable(object: &Value) -> Result<Option<Value>, String> {
     let Some(template) = autogen::pod_template_path(kind) else {
         return Ok(None);
     };
-    images::images_of(object, template)
-        .map_err(|e| format!("failed to add image information to the policy rule context: {e}"))
+    images::images_of(object, template).map_err(images_failure)
+}
+
+/// Whether [`images_variable`] would succeed, without building it.
+fn check_images(object: &Value) -> Result<(), String> {
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let Some(template) = autogen::pod_template_path(kind) else {
+        return Ok(());
+    };
+    images::check_images(object, template).map_err(images_failure)
+}
+
+fn images_failure(e: String) -> String {
+    format!("failed to add image information to the policy rule context: {e}")
 }
 
 #[derive(Debug, Clone)]
 pub struct Context {
     root: Value,
+    /// Kyverno's `images` variable, built by the first query that may read
+    /// it (most rules never do, and it costs more than a small rule); its
+    /// references are checked up front, which is all that can fail.
+    /// `Some(None)` once it is in `root` or known to be absent.
+    images: std::cell::OnceCell<Option<Value>>,
     delete: bool,
     /// Why `images` could not be built: Kyverno fails every rule that
     /// needs the context then.
@@ -54,11 +71,15 @@ impl Context {
         let view = AdmissionRequest::new(&request);
         let delete = view.operation() == "DELETE";
         let (sa_name, sa_namespace) = service_account(view.username());
-        let images = if delete {
-            Ok(None)
+        let images_error = if delete {
+            None
         } else {
-            images_variable(view.object())
+            check_images(view.object()).err()
         };
+        let images = std::cell::OnceCell::new();
+        if delete || images_error.is_some() {
+            let _ = images.set(None);
+        }
         let mut req = match request {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -74,16 +95,9 @@ impl Context {
             "serviceAccountNamespace".into(),
             Value::String(sa_namespace),
         );
-        let images_error = match images {
-            Ok(Some(images)) => {
-                root.insert("images".into(), images);
-                None
-            }
-            Ok(None) => None,
-            Err(e) => Some(e),
-        };
         Self {
             root: Value::Object(root),
+            images,
             delete,
             images_error,
         }
@@ -103,6 +117,7 @@ impl Context {
     pub fn from_value(root: Value) -> Self {
         Self {
             root,
+            images: std::cell::OnceCell::from(None),
             delete: false,
             images_error: None,
         }
@@ -120,7 +135,31 @@ impl Context {
 
     /// Runs a compiled query against the whole context.
     pub fn search<'a>(&'a self, query: &'a Query) -> Result<Cow<'a, Value>, QueryError> {
-        query.search(&self.root).map_err(QueryError::Search)
+        let images = match self.images.get() {
+            Some(built) => built.as_ref(),
+            None if query.may_read("images") => self.built_images().as_ref(),
+            None => None,
+        };
+        let found = match images {
+            Some(images) => query.search_in(&self.root, &[("images", images)]),
+            None => query.search(&self.root),
+        };
+        found.map_err(QueryError::Search)
+    }
+
+    fn built_images(&self) -> &Option<Value> {
+        self.images
+            .get_or_init(|| images_variable(self.object()).ok().flatten())
+    }
+
+    /// Puts `images` into the document itself, before an entry of that name
+    /// replaces it or the object it is read from is swapped.
+    fn settle_images(&mut self) {
+        let images = self.built_images().clone();
+        self.images = std::cell::OnceCell::from(None);
+        if let (Some(images), Value::Object(map)) = (images, &mut self.root) {
+            map.entry("images").or_insert(images);
+        }
     }
 
     /// Compiles and runs `text`, for expressions known only at run time.
@@ -139,6 +178,9 @@ impl Context {
     /// Sets a top-level entry, returning what it replaces so that the caller
     /// can put it back with [`Context::restore`].
     pub fn set(&mut self, name: &str, value: Value) -> Option<Value> {
+        if name == "images" {
+            self.settle_images();
+        }
         match &mut self.root {
             Value::Object(map) => map.insert(name.to_string(), value),
             _ => None,
@@ -184,6 +226,8 @@ impl Context {
     /// Replaces `request.object` (Kyverno re-validates the old object of
     /// an UPDATE this way); returns the previous value.
     pub fn swap_object(&mut self, object: Value) -> Value {
+        // Kyverno reads `images` from the new object only.
+        self.settle_images();
         match self
             .root
             .get_mut("request")
@@ -242,6 +286,53 @@ mod tests {
         let config =
             json!({"kind": "ConfigMap", "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
         assert!(images_variable(&config).unwrap().is_none());
+    }
+
+    #[test]
+    fn images_are_built_when_read_and_stay_those_of_the_new_object() {
+        let pod = |image: &str| json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "image": image}]}});
+        let request = json!({"operation": "UPDATE", "object": pod("nginx:new"),
+            "oldObject": pod("nginx:old")});
+        let tag = || Query::compile("images.containers.c.tag").unwrap();
+        let keys = || Query::compile("keys(@)").unwrap();
+        let read = |ctx: &Context, q: &Query| ctx.search(q).map(Cow::into_owned);
+
+        let ctx = Context::new(request.clone());
+        assert_eq!(read(&ctx, &tag()), Ok(json!("new")), "read_on_demand");
+        assert_eq!(
+            read(&ctx, &keys()),
+            Ok(json!([
+                "images",
+                "request",
+                "serviceAccountName",
+                "serviceAccountNamespace"
+            ])),
+            "whole_context_holds_images"
+        );
+
+        let mut ctx = Context::new(request.clone());
+        let old = ctx.request().get("oldObject").cloned().unwrap_or_default();
+        let new = ctx.swap_object(old);
+        assert_eq!(
+            read(&ctx, &tag()),
+            Ok(json!("new")),
+            "swapped_object_keeps_new_images"
+        );
+        ctx.swap_object(new);
+
+        let mut ctx = Context::new(request);
+        let previous = ctx.set("images", json!({"containers": {"c": {"tag": "entry"}}}));
+        assert_eq!(
+            read(&ctx, &tag()),
+            Ok(json!("entry")),
+            "entry_named_images_wins"
+        );
+        ctx.restore("images", previous);
+        assert_eq!(
+            read(&ctx, &tag()),
+            Ok(json!("new")),
+            "restored_builtin_images"
+        );
     }
 
     #[test]

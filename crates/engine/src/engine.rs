@@ -785,6 +785,77 @@ mod tests {
             .unwrap_or(RuleStatus::Pass)
     }
 
+    /// Outcome of one rule on a CREATE of a Pod running `image`.
+    fn pod_outcome(image: &str, validate: Value) -> (RuleStatus, String) {
+        let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate}]});
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "userInfo": {"username": "alice"},
+            "object": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": image}]}}});
+        let evaluation =
+            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
+        evaluation
+            .outcomes
+            .first()
+            .map(|o| (o.status, o.message.clone()))
+            .unwrap_or((RuleStatus::Pass, String::new()))
+    }
+
+    #[test]
+    fn the_images_variable_is_there_for_rules_that_read_it_and_checked_for_all() {
+        let deny_when = |key: &str, value: &str| {
+            json!({"message": "m", "deny": {"conditions": {"all": [
+                {"key": key, "operator": "Equals", "value": value}]}}})
+        };
+        let cases = [
+            (
+                "named_images_are_read",
+                "nginx:1.2",
+                deny_when("{{ images.containers.c.tag }}", "1.2"),
+                RuleStatus::Fail,
+                "",
+            ),
+            (
+                "the_whole_context_holds_images",
+                "nginx:1.2",
+                deny_when("{{ length(keys(@)[?@ == 'images']) }}", "1"),
+                RuleStatus::Fail,
+                "",
+            ),
+            (
+                "a_rule_without_images_still_passes",
+                "nginx:1.2",
+                deny_when("{{ request.operation }}", "DELETE"),
+                RuleStatus::Pass,
+                "",
+            ),
+            // An image Kyverno cannot parse fails every rule that reads the
+            // context, whether it names `images` or not.
+            (
+                "a_bad_image_fails_rules_without_images",
+                "NGINX::bad",
+                deny_when("{{ request.operation }}", "DELETE"),
+                RuleStatus::Error,
+                "failed to add image information to the policy rule context",
+            ),
+            (
+                "a_bad_image_fails_rules_with_images",
+                "NGINX::bad",
+                deny_when("{{ images.containers.c.tag }}", "x"),
+                RuleStatus::Error,
+                "failed to add image information to the policy rule context",
+            ),
+        ];
+        for (name, image, validate, status, message) in cases {
+            let (got, text) = pod_outcome(image, validate);
+            assert_eq!(got, status, "{name}: {text}");
+            assert!(text.contains(message), "{name}: {text}");
+        }
+    }
+
     #[test]
     fn existing_violations_are_excused_only_where_the_old_object_matches() {
         let latest = json!({"message": "no latest",

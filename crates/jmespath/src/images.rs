@@ -187,20 +187,42 @@ fn check_digest(digest: &str) -> Result<(), &'static str> {
 /// info. `Ok(None)` when there are no images; an unparsable image is an
 /// error, as in Kyverno.
 pub fn images_of(resource: &Value, template: &[&str]) -> Result<Option<Value>, String> {
-    let path: Vec<&str> = template.iter().copied().chain(["spec"]).collect();
+    let mut groups = Map::new();
+    walk_images(resource, template, |group, name, info, pointer| {
+        let infos = groups
+            .entry(group.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(infos) = infos {
+            infos.insert(name.to_string(), info.to_value(pointer));
+        }
+    })?;
+    Ok((!groups.is_empty()).then_some(Value::Object(groups)))
+}
+
+/// Whether [`images_of`] would succeed, without building its value: the
+/// references are parsed, which is what can fail.
+pub fn check_images(resource: &Value, template: &[&str]) -> Result<(), String> {
+    walk_images(resource, template, |_, _, _, _| {})
+}
+
+/// Parses the image of every container under `template`, handing each to
+/// `visit` with its group, container name and JSON pointer.
+fn walk_images(
+    resource: &Value,
+    template: &[&str],
+    mut visit: impl FnMut(&str, &str, &ImageInfo, &str),
+) -> Result<(), String> {
     let mut spec = resource;
-    for key in &path {
+    for key in template.iter().copied().chain(["spec"]) {
         match spec.get(key) {
             Some(next) => spec = next,
-            None => return Ok(None),
+            None => return Ok(()),
         }
     }
-    let mut groups = Map::new();
     for group in ["initContainers", "containers", "ephemeralContainers"] {
         let Some(containers) = spec.get(group).and_then(Value::as_array) else {
             continue;
         };
-        let mut infos = Map::new();
         for (i, container) in containers.iter().enumerate() {
             let image = container.get("image").and_then(Value::as_str).unwrap_or("");
             if image.trim().is_empty() {
@@ -209,14 +231,16 @@ pub fn images_of(resource: &Value, template: &[&str]) -> Result<Option<Value>, S
             let name = container.get("name").and_then(Value::as_str).unwrap_or("");
             let info =
                 ImageInfo::parse(image).map_err(|e| format!("invalid image '{image}' ({e})"))?;
-            let pointer = format!("/{}/{group}/{i}/image", path.join("/"));
-            infos.insert(name.to_string(), info.to_value(&pointer));
-        }
-        if !infos.is_empty() {
-            groups.insert(group.to_string(), Value::Object(infos));
+            let mut pointer = String::new();
+            for key in template {
+                pointer.push('/');
+                pointer.push_str(key);
+            }
+            pointer.push_str(&format!("/spec/{group}/{i}/image"));
+            visit(group, name, &info, &pointer);
         }
     }
-    Ok((!groups.is_empty()).then_some(Value::Object(groups)))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -234,8 +234,25 @@ impl Query {
 
     /// Searches `data`; borrows from it when the result is part of it.
     pub fn search<'a>(&'a self, data: &'a Value) -> Result<Cow<'a, Value>, SearchError> {
+        self.search_in(data, &[])
+    }
+
+    /// [`Query::search`] with `scope`'s entries seen as fields of `data`
+    /// (a later entry hides an earlier one of its name, and both hide
+    /// `data`'s own).
+    pub fn search_in<'a>(
+        &'a self,
+        data: &'a Value,
+        scope: Scope<'_, 'a>,
+    ) -> Result<Cow<'a, Value>, SearchError> {
         BUILT.with(|b| b.set(0));
-        eval(&self.node, data)
+        eval_scoped(&self.node, data, scope)
+    }
+
+    /// Whether a search may read top-level field `name`: it names it
+    /// there, or reads the whole document (`@` at the top, or `*`).
+    pub fn may_read(&self, name: &str) -> bool {
+        reads_field(&self.node, name)
     }
 }
 
@@ -463,8 +480,43 @@ fn token_words(token: &str) -> String {
 }
 
 fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchError> {
+    eval_scoped(node, data, &[])
+}
+
+/// Entries seen as fields of the top-level document, over its own: the
+/// engine's variables (`element`, context entries) without copying them in.
+pub type Scope<'s, 'a> = &'s [(&'s str, &'a Value)];
+
+/// [`eval`] on the top-level document, with `scope` over it.
+fn eval_scoped<'a>(
+    node: &'a Node,
+    data: &'a Value,
+    scope: Scope<'_, 'a>,
+) -> Result<Cow<'a, Value>, SearchError> {
     match node {
+        Node::Identity if !scope.is_empty() => {
+            // The whole document: a copy with the scope's entries in it.
+            let mut whole = match data {
+                Value::Object(map) => {
+                    charge(data)?;
+                    map.clone()
+                }
+                _ => Map::new(),
+            };
+            // In order: a later entry hides an earlier one of its name.
+            for (name, value) in scope {
+                charge(value)?;
+                whole.insert((*name).to_string(), (*value).clone());
+            }
+            Ok(Cow::Owned(Value::Object(whole)))
+        }
         Node::Identity => Ok(Cow::Borrowed(data)),
+        Node::Field(name) if !scope.is_empty() => {
+            match scope.iter().rev().find(|(n, _)| n == name) {
+                Some((_, value)) => Ok(Cow::Borrowed(*value)),
+                None => eval(node, data),
+            }
+        }
         Node::Field(name) => match data {
             Value::Object(map) => map
                 .get(name)
@@ -484,15 +536,15 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
         },
         Node::Literal(value) => Ok(Cow::Borrowed(value)),
         Node::Subexpr(lhs, rhs) => {
-            let left = eval(lhs, data)?;
+            let left = eval_scoped(lhs, data, scope)?;
             eval_on(rhs, left)
         }
         Node::Pipe(lhs, rhs) => {
-            let left = absorb(eval(lhs, data))?;
+            let left = absorb(eval_scoped(lhs, data, scope))?;
             absorb(eval_on(rhs, left))
         }
         Node::Projection(lhs, rhs) => {
-            let items = match eval_items(lhs, data) {
+            let items = match eval_items(lhs, data, scope) {
                 Ok(Some(items)) => items,
                 Ok(None) | Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
                 Err(e) => return Err(e),
@@ -507,7 +559,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             Ok(Cow::Owned(Value::Array(out)))
         }
         Node::ObjectValues(inner) => {
-            let value = match eval(inner, data) {
+            let value = match eval_scoped(inner, data, scope) {
                 Ok(v) => v,
                 Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
                 Err(e) => return Err(e),
@@ -524,7 +576,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
                 _ => Cow::Borrowed(&NULL),
             })
         }
-        Node::Flatten(_) => match eval_items(node, data) {
+        Node::Flatten(_) => match eval_items(node, data, scope) {
             Ok(Some(items)) => Ok(Cow::Owned(Value::Array(
                 items.into_iter().map(owned).collect::<Result<_, _>>()?,
             ))),
@@ -532,34 +584,34 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             Err(e) => Err(e),
         },
         Node::Condition(predicate, then) => {
-            let test = absorb(eval(predicate, data))?;
+            let test = absorb(eval_scoped(predicate, data, scope))?;
             if truthy(&test) {
-                eval(then, data)
+                eval_scoped(then, data, scope)
             } else {
                 Ok(Cow::Borrowed(&NULL))
             }
         }
         Node::Comparison(comparator, lhs, rhs) => {
-            let left = absorb(eval(lhs, data))?;
-            let right = absorb(eval(rhs, data))?;
+            let left = absorb(eval_scoped(lhs, data, scope))?;
+            let right = absorb(eval_scoped(rhs, data, scope))?;
             Ok(Cow::Owned(compare(comparator, &left, &right)))
         }
         Node::And(lhs, rhs) => {
-            let left = absorb(eval(lhs, data))?;
+            let left = absorb(eval_scoped(lhs, data, scope))?;
             if !truthy(&left) {
                 return Ok(left);
             }
-            eval(rhs, data)
+            eval_scoped(rhs, data, scope)
         }
         Node::Or(lhs, rhs) => {
-            let left = absorb(eval(lhs, data))?;
+            let left = absorb(eval_scoped(lhs, data, scope))?;
             if truthy(&left) {
                 return Ok(left);
             }
-            absorb(eval(rhs, data))
+            absorb(eval_scoped(rhs, data, scope))
         }
         Node::Not(inner) => {
-            let value = absorb(eval(inner, data))?;
+            let value = absorb(eval_scoped(inner, data, scope))?;
             Ok(Cow::Owned(Value::Bool(!truthy(&value))))
         }
         Node::MultiList(elements) => {
@@ -568,7 +620,7 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             }
             let mut out = Vec::with_capacity(elements.len());
             for e in elements {
-                out.push(owned(absorb(eval(e, data))?)?);
+                out.push(owned(absorb(eval_scoped(e, data, scope))?)?);
             }
             Ok(Cow::Owned(Value::Array(out)))
         }
@@ -578,12 +630,12 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
             }
             let mut out = Map::new();
             for (key, e) in elements {
-                out.insert(key.clone(), owned(absorb(eval(e, data))?)?);
+                out.insert(key.clone(), owned(absorb(eval_scoped(e, data, scope))?)?);
             }
             Ok(Cow::Owned(Value::Object(out)))
         }
         Node::Expref(_) => Ok(Cow::Borrowed(&NULL)),
-        Node::Function(function, args) => call(*function, args, data).map(Cow::Owned),
+        Node::Function(function, args) => call(*function, args, data, scope).map(Cow::Owned),
     }
 }
 
@@ -595,19 +647,20 @@ fn eval<'a>(node: &'a Node, data: &'a Value) -> Result<Cow<'a, Value>, SearchErr
 fn eval_items<'a>(
     node: &'a Node,
     data: &'a Value,
+    scope: Scope<'_, 'a>,
 ) -> Result<Option<Vec<Cow<'a, Value>>>, SearchError> {
     match node {
         Node::MultiList(elements) if !data.is_null() => {
             let mut out = Vec::with_capacity(elements.len());
             for e in elements {
-                out.push(absorb(eval(e, data))?);
+                out.push(absorb(eval_scoped(e, data, scope))?);
             }
             Ok(Some(out))
         }
         Node::Subexpr(lhs, rhs) if matches!(**rhs, Node::MultiList(_) | Node::Flatten(_)) => {
-            match eval(lhs, data)? {
-                Cow::Borrowed(left) => eval_items(rhs, left),
-                Cow::Owned(left) => match eval_items(rhs, &left)? {
+            match eval_scoped(lhs, data, scope)? {
+                Cow::Borrowed(left) => eval_items(rhs, left, &[]),
+                Cow::Owned(left) => match eval_items(rhs, &left, &[])? {
                     Some(items) => Ok(Some(
                         items
                             .into_iter()
@@ -619,7 +672,7 @@ fn eval_items<'a>(
             }
         }
         Node::Flatten(inner) => {
-            let items = match eval_items(inner, data) {
+            let items = match eval_items(inner, data, scope) {
                 Ok(Some(items)) => items,
                 Ok(None) | Err(SearchError::NotFound(_)) => return Ok(None),
                 Err(e) => return Err(e),
@@ -638,11 +691,29 @@ fn eval_items<'a>(
             }
             Ok(Some(out))
         }
-        _ => Ok(match eval(node, data)? {
+        _ => Ok(match eval_scoped(node, data, scope)? {
             Cow::Borrowed(Value::Array(items)) => Some(items.iter().map(Cow::Borrowed).collect()),
             Cow::Owned(Value::Array(items)) => Some(items.into_iter().map(Cow::Owned).collect()),
             _ => None,
         }),
+    }
+}
+
+/// Whether `node`, evaluated on the top-level document, may read its field
+/// `name`: what [`eval_scoped`] hands the document to unchanged.
+fn reads_field(node: &Node, name: &str) -> bool {
+    let here = |n: &Node| reads_field(n, name);
+    match node {
+        Node::Identity => true,
+        Node::Field(field) => field == name,
+        Node::Index(_) | Node::Slice { .. } | Node::Literal(_) | Node::Expref(_) => false,
+        Node::Subexpr(lhs, _) | Node::Pipe(lhs, _) | Node::Projection(lhs, _) => here(lhs),
+        Node::ObjectValues(inner) | Node::Flatten(inner) | Node::Not(inner) => here(inner),
+        Node::Condition(a, b) | Node::Comparison(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
+            here(a) || here(b)
+        }
+        Node::MultiList(items) | Node::Function(_, items) => items.iter().any(here),
+        Node::MultiHash(items) => items.iter().any(|(_, n)| here(n)),
     }
 }
 
@@ -753,7 +824,12 @@ enum Arg<'a> {
     Expref(&'a Node),
 }
 
-fn call(function: Function, args: &[Node], data: &Value) -> Result<Value, SearchError> {
+fn call<'a>(
+    function: Function,
+    args: &'a [Node],
+    data: &'a Value,
+    scope: Scope<'_, 'a>,
+) -> Result<Value, SearchError> {
     let signature = function.signature();
     let mut values = Vec::with_capacity(args.len());
     for (i, arg) in args.iter().enumerate() {
@@ -765,7 +841,7 @@ fn call(function: Function, args: &[Node], data: &Value) -> Result<Value, Search
             .unwrap_or(&[]);
         let value = match arg {
             Node::Expref(inner) => Arg::Expref(inner),
-            other => Arg::Value(absorb(eval(other, data))?),
+            other => Arg::Value(absorb(eval_scoped(other, data, scope))?),
         };
         let ok = match &value {
             Arg::Expref(_) => accepted.contains(&types::ArgType::Expref),

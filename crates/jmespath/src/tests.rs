@@ -231,3 +231,82 @@ fn a_text_compiled_again_answers_as_the_first_time() {
     let first = Query::compile("a[0]");
     assert_eq!(Query::compile("a[0]"), first);
 }
+
+#[test]
+fn a_scope_adds_top_level_fields_without_copying_them_in() {
+    let data = json!({"request": {"name": "r"}, "element": "old"});
+    let element = json!({"name": "c", "ports": [1, 2]});
+    let index = json!(3);
+    let shadow = json!("new");
+    let scope: &[(&str, &Value)] = &[
+        ("element", &shadow),
+        ("element", &element),
+        ("elementIndex", &index),
+    ];
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("field_of_a_scope_entry", "element.name", json!("c")),
+        ("later_entry_hides_earlier", "element.ports[1]", json!(2)),
+        ("document_fields_still_read", "request.name", json!("r")),
+        ("entries_in_functions", "length(element.ports)", json!(2)),
+        (
+            "entries_in_multiselect",
+            "[elementIndex, request.name]",
+            json!([3, "r"]),
+        ),
+        (
+            "whole_document_holds_the_entries",
+            "keys(@)",
+            json!(["element", "elementIndex", "request"]),
+        ),
+        ("values_hold_the_entries", "length(*)", json!(3)),
+        (
+            "nested_at_is_not_the_document",
+            "element.ports[?@ > `1`]",
+            json!([2]),
+        ),
+        (
+            "missing_key_still_absent",
+            "request.other || 'none'",
+            json!("none"),
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let query = Query::compile(text).unwrap();
+        let got = query.search_in(&data, scope).map(Cow::into_owned);
+        assert_eq!(got, Ok(expected), "{name}");
+    }
+}
+
+#[test]
+fn what_a_query_may_read_at_the_top() {
+    let cases = [
+        ("named_field", "images.containers", true),
+        ("other_field", "request.object.spec", false),
+        ("field_below_the_top", "request.images", false),
+        ("whole_document", "@", true),
+        ("keys_of_the_document", "keys(@)", true),
+        ("values_of_the_document", "*", true),
+        (
+            "at_in_a_projection_is_an_element",
+            "request.items[].keys(@)",
+            false,
+        ),
+        (
+            "at_in_a_filter_is_an_element",
+            "request.items[?@ == 'images']",
+            false,
+        ),
+        ("function_argument", "length(images)", true),
+        ("either_side_of_or", "request.x || images", true),
+        (
+            "expression_reference",
+            "sort_by(request.items, &images)",
+            false,
+        ),
+        ("list_of_the_document", "[@][0].images", true),
+    ];
+    for (name, text, expected) in cases {
+        let query = Query::compile(text).unwrap();
+        assert_eq!(query.may_read("images"), expected, "{name}");
+    }
+}

@@ -5,6 +5,7 @@
 //! `element`s on top, and take them away again afterwards.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use serde_json::{Map, Value};
 
@@ -49,21 +50,38 @@ fn images_failure(e: String) -> String {
     format!("failed to add image information to the policy rule context: {e}")
 }
 
+/// Kyverno's `images` variable in a context: built on first read, or the
+/// one a parent context built.
 #[derive(Debug, Clone)]
-pub struct Context {
-    root: Value,
-    /// Kyverno's `images` variable, built by the first query that may read
-    /// it (most rules never do, and it costs more than a small rule); its
-    /// references are checked up front, which is all that can fail.
-    /// `Some(None)` once it is in `root` or known to be absent.
-    images: std::cell::OnceCell<Option<Value>>,
+enum Images<'a> {
+    Lazy(OnceCell<Option<Value>>),
+    Shared(&'a Option<Value>),
+}
+
+/// Where [`Context::restore`] takes the entries back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark(usize);
+
+/// The document queries read: the request's (`root`), with entries laid
+/// over it (rule and foreach `context` entries, foreach `element`s). An
+/// entry is seen as a top-level field and hides an earlier one of its
+/// name. A foreach works in a [`Context::child`], whose elements are
+/// borrowed from the list they are in, never copied.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    root: Cow<'a, Value>,
+    entries: Vec<(Cow<'a, str>, Cow<'a, Value>)>,
+    /// Built by the first query that may read it (most rules never do, and
+    /// it costs more than a small rule); its references are checked up
+    /// front, which is all that can fail.
+    images: Images<'a>,
     delete: bool,
     /// Why `images` could not be built: Kyverno fails every rule that
     /// needs the context then.
     images_error: Option<String>,
 }
 
-impl Context {
+impl Context<'static> {
     /// The context Kyverno builds for an admission request. The request is
     /// moved in, not copied: a fresh instance serves one request, and a
     /// large object must not cost a second copy.
@@ -76,7 +94,7 @@ impl Context {
         } else {
             check_images(view.object()).err()
         };
-        let images = std::cell::OnceCell::new();
+        let images = OnceCell::new();
         if delete || images_error.is_some() {
             let _ = images.set(None);
         }
@@ -96,10 +114,46 @@ impl Context {
             Value::String(sa_namespace),
         );
         Self {
-            root: Value::Object(root),
-            images,
+            root: Cow::Owned(Value::Object(root)),
+            entries: Vec::new(),
+            images: Images::Lazy(images),
             delete,
             images_error,
+        }
+    }
+
+    /// A context over a plain document (tests, `variable.value` + `jmesPath`).
+    pub fn from_value(root: Value) -> Self {
+        Self {
+            root: Cow::Owned(root),
+            entries: Vec::new(),
+            images: Images::Lazy(OnceCell::from(None)),
+            delete: false,
+            images_error: None,
+        }
+    }
+}
+
+impl<'a> Context<'a> {
+    /// A context that reads this one and takes entries of its own, which
+    /// may borrow from this one (a foreach's elements from its list).
+    pub fn child(&self) -> Context<'_> {
+        Context {
+            root: Cow::Borrowed(self.root.as_ref()),
+            entries: self
+                .entries
+                .iter()
+                .map(|(name, value)| (Cow::Borrowed(name.as_ref()), Cow::Borrowed(value.as_ref())))
+                .collect(),
+            images: match &self.images {
+                Images::Shared(images) => Images::Shared(images),
+                Images::Lazy(cell) => match cell.get() {
+                    Some(images) => Images::Shared(images),
+                    None => Images::Lazy(OnceCell::new()),
+                },
+            },
+            delete: self.delete,
+            images_error: self.images_error.clone(),
         }
     }
 
@@ -113,52 +167,71 @@ impl Context {
         self.root.get("request").unwrap_or(&NULL)
     }
 
-    /// A context over a plain document (tests, `variable.value` + `jmesPath`).
-    pub fn from_value(root: Value) -> Self {
-        Self {
-            root,
-            images: std::cell::OnceCell::from(None),
-            delete: false,
-            images_error: None,
-        }
-    }
-
     /// Whether the request deletes: variables then read `request.oldObject`
     /// where they say `request.object`.
     pub fn is_delete(&self) -> bool {
         self.delete
     }
 
-    pub fn root(&self) -> &Value {
-        &self.root
+    /// A top-level field as queries see it: the latest entry of that name,
+    /// else the document's own.
+    pub fn lookup(&self, name: &str) -> Option<&Value> {
+        if let Some((_, value)) = self.entries.iter().rev().find(|(n, _)| n == name) {
+            return Some(value.as_ref());
+        }
+        if name == "images" {
+            if let Some(images) = self.built_images() {
+                return Some(images);
+            }
+        }
+        self.root.get(name)
     }
 
     /// Runs a compiled query against the whole context.
-    pub fn search<'a>(&'a self, query: &'a Query) -> Result<Cow<'a, Value>, QueryError> {
-        let images = match self.images.get() {
-            Some(built) => built.as_ref(),
-            None if query.may_read("images") => self.built_images().as_ref(),
-            None => None,
-        };
-        let found = match images {
-            Some(images) => query.search_in(&self.root, &[("images", images)]),
-            None => query.search(&self.root),
-        };
-        found.map_err(QueryError::Search)
+    pub fn search<'q>(&'q self, query: &'q Query) -> Result<Cow<'q, Value>, QueryError> {
+        let scope = self.scope(query);
+        query
+            .search_in(self.root.as_ref(), &scope)
+            .map_err(QueryError::Search)
     }
 
-    fn built_images(&self) -> &Option<Value> {
-        self.images
-            .get_or_init(|| images_variable(self.object()).ok().flatten())
+    /// [`Context::search`] for a list: its elements, borrowed where the
+    /// context holds them.
+    pub fn search_list<'q>(&'q self, query: &'q Query) -> Result<Vec<Cow<'q, Value>>, QueryError> {
+        let scope = self.scope(query);
+        query
+            .search_list_in(self.root.as_ref(), &scope)
+            .map_err(QueryError::Search)
     }
 
-    /// Puts `images` into the document itself, before an entry of that name
-    /// replaces it or the object it is read from is swapped.
-    fn settle_images(&mut self) {
-        let images = self.built_images().clone();
-        self.images = std::cell::OnceCell::from(None);
-        if let (Some(images), Value::Object(map)) = (images, &mut self.root) {
-            map.entry("images").or_insert(images);
+    /// What `query` sees over the document: `images` when it may read it,
+    /// then the entries.
+    fn scope<'q>(&'q self, query: &Query) -> Vec<(&'q str, &'q Value)> {
+        let images = match &self.images {
+            Images::Shared(images) => images.as_ref(),
+            Images::Lazy(cell) => match cell.get() {
+                Some(built) => built.as_ref(),
+                None if query.may_read("images") => self.built_images(),
+                None => None,
+            },
+        };
+        images
+            .map(|images| ("images", images))
+            .into_iter()
+            .chain(
+                self.entries
+                    .iter()
+                    .map(|(name, value)| (name.as_ref(), value.as_ref())),
+            )
+            .collect()
+    }
+
+    fn built_images(&self) -> Option<&Value> {
+        match &self.images {
+            Images::Shared(images) => images.as_ref(),
+            Images::Lazy(cell) => cell
+                .get_or_init(|| images_variable(self.object()).ok().flatten())
+                .as_ref(),
         }
     }
 
@@ -175,22 +248,29 @@ impl Context {
         self.search(&query).map(Cow::into_owned)
     }
 
-    /// Sets a top-level entry, returning what it replaces so that the caller
-    /// can put it back with [`Context::restore`].
-    pub fn set(&mut self, name: &str, value: Value) -> Option<Value> {
-        if name == "images" {
-            self.settle_images();
-        }
-        match &mut self.root {
-            Value::Object(map) => map.insert(name.to_string(), value),
-            _ => None,
-        }
+    /// Lays an entry over the context; [`Context::restore`] with the mark
+    /// takes it (and any set after it) away again.
+    pub fn set(&mut self, name: &str, value: Value) -> Mark {
+        self.entries
+            .push((Cow::Owned(name.to_string()), Cow::Owned(value)));
+        Mark(self.entries.len() - 1)
+    }
+
+    /// [`Context::set`] with a value the context borrows.
+    pub fn set_borrowed(&mut self, name: Cow<'a, str>, value: &'a Value) -> Mark {
+        self.entries.push((name, Cow::Borrowed(value)));
+        Mark(self.entries.len() - 1)
+    }
+
+    /// Undoes [`Context::set`] and what was set after it.
+    pub fn restore(&mut self, mark: Mark) {
+        self.entries.truncate(mark.0);
     }
 
     /// Adds the requester's roles as Kyverno does (`request.roles`,
     /// `request.clusterRoles`, each left out when empty).
     pub fn add_roles(&mut self, roles: &Roles) {
-        let Some(Value::Object(request)) = self.root.get_mut("request") else {
+        let Some(Value::Object(request)) = self.root.to_mut().get_mut("request") else {
             return;
         };
         for (key, list) in [
@@ -204,20 +284,6 @@ impl Context {
         }
     }
 
-    /// Undoes [`Context::set`].
-    pub fn restore(&mut self, name: &str, previous: Option<Value>) {
-        if let Value::Object(map) = &mut self.root {
-            match previous {
-                Some(v) => {
-                    map.insert(name.to_string(), v);
-                }
-                None => {
-                    map.remove(name);
-                }
-            }
-        }
-    }
-
     /// `request.object`.
     pub fn object(&self) -> &Value {
         self.request().get("object").unwrap_or(&NULL)
@@ -227,9 +293,10 @@ impl Context {
     /// an UPDATE this way); returns the previous value.
     pub fn swap_object(&mut self, object: Value) -> Value {
         // Kyverno reads `images` from the new object only.
-        self.settle_images();
+        self.built_images();
         match self
             .root
+            .to_mut()
             .get_mut("request")
             .and_then(|r| r.get_mut("object"))
         {
@@ -242,6 +309,7 @@ impl Context {
     pub fn swap_operation(&mut self, operation: &str) -> String {
         match self
             .root
+            .to_mut()
             .get_mut("request")
             .and_then(|r| r.get_mut("operation"))
         {
@@ -321,13 +389,13 @@ mod tests {
         ctx.swap_object(new);
 
         let mut ctx = Context::new(request);
-        let previous = ctx.set("images", json!({"containers": {"c": {"tag": "entry"}}}));
+        let mark = ctx.set("images", json!({"containers": {"c": {"tag": "entry"}}}));
         assert_eq!(
             read(&ctx, &tag()),
             Ok(json!("entry")),
             "entry_named_images_wins"
         );
-        ctx.restore("images", previous);
+        ctx.restore(mark);
         assert_eq!(
             read(&ctx, &tag()),
             Ok(json!("new")),
@@ -390,11 +458,32 @@ mod tests {
     #[test]
     fn entries_are_set_and_restored() {
         let mut ctx = Context::from_value(json!({"a": 1}));
-        let previous = ctx.set("a", json!(2));
-        let added = ctx.set("b", json!(3));
+        let first = ctx.set("a", json!(2));
+        let second = ctx.set("b", json!(3));
         assert_eq!(ctx.query("[a, b]").unwrap(), json!([2, 3]));
-        ctx.restore("b", added);
-        ctx.restore("a", previous);
-        assert_eq!(ctx.root(), &json!({"a": 1}));
+        assert_eq!(ctx.query("@").unwrap(), json!({"a": 2, "b": 3}));
+        ctx.restore(second);
+        assert_eq!(ctx.query("@").unwrap(), json!({"a": 2}));
+        ctx.restore(first);
+        assert_eq!(ctx.query("@").unwrap(), json!({"a": 1}));
+        assert_eq!(ctx.lookup("b"), None);
+    }
+
+    #[test]
+    fn a_child_reads_its_parent_and_borrows_its_elements() {
+        let mut parent = Context::from_value(json!({"list": [{"n": 1}, {"n": 2}]}));
+        parent.set("entry", json!("e"));
+        let list = Query::compile("list").unwrap();
+        let read = Query::compile("[entry, element.n]").unwrap();
+        let items = parent.search_list(&list).unwrap();
+        let mut child = parent.child();
+        let mut seen = Vec::new();
+        for item in &items {
+            let mark = child.set_borrowed(Cow::Borrowed("element"), item.as_ref());
+            seen.push(child.search(&read).unwrap().into_owned());
+            child.restore(mark);
+        }
+        assert_eq!(seen, vec![json!(["e", 1]), json!(["e", 2])]);
+        assert_eq!(child.lookup("element"), None);
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::api_call::{shape_of, ApiPath};
 use crate::cluster::{Cached, Lookup};
-use crate::context::Context;
+use crate::context::{Context, Mark};
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 use crate::image_data;
 use crate::jmespath::Query;
@@ -442,7 +442,8 @@ impl CompiledEntry {
 /// What loading a context put into the context, to take it out again.
 #[derive(Debug, Default)]
 pub struct Loaded {
-    previous: Vec<(String, Option<Value>)>,
+    /// Where the context was before the first entry loaded.
+    mark: Option<Mark>,
     /// Entries that failed to load, with why: Kyverno loads lazily and a
     /// failed entry only shows as a missing key later, so we keep the
     /// reason for the message.
@@ -463,8 +464,8 @@ impl Loaded {
     }
 
     pub fn undo(self, ctx: &mut Context) {
-        for (name, previous) in self.previous.into_iter().rev() {
-            ctx.restore(&name, previous);
+        if let Some(mark) = self.mark {
+            ctx.restore(mark);
         }
     }
 }
@@ -475,8 +476,8 @@ pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cach
     for entry in entries {
         match entry.evaluate(ctx, cluster) {
             Ok(value) => {
-                let previous = ctx.set(&entry.name, value);
-                loaded.previous.push((entry.name.clone(), previous));
+                let mark = ctx.set(&entry.name, value);
+                loaded.mark.get_or_insert(mark);
             }
             Err(e) => loaded.failures.push((entry.name.clone(), e)),
         }

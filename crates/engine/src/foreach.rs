@@ -3,6 +3,8 @@
 //! a nested `foreach`), with `element`, `elementIndex` and their
 //! `element<N>` / `elementIndex<N>` forms set, as Kyverno's validator does.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::cluster::Cached;
@@ -169,7 +171,7 @@ pub fn evaluate(
         remaining: MAX_ITERATIONS,
         exceeded: None,
     };
-    let result = evaluate_within(rule, list, ctx, cluster, nesting, &mut budget);
+    let result = evaluate_within(rule, list, &*ctx, cluster, nesting, &mut budget);
     // However the loops ended, a rule that ran out of visits is an error.
     match budget.exceeded {
         Some(list) => Some((RuleStatus::Error, Budget::message(&list))),
@@ -180,7 +182,7 @@ pub fn evaluate(
 fn evaluate_within(
     rule: &RuleText,
     list: &[CompiledForeach],
-    ctx: &mut Context,
+    ctx: &Context,
     cluster: &Cached<'_>,
     nesting: usize,
     budget: &mut Budget,
@@ -189,14 +191,11 @@ fn evaluate_within(
     let mut list_error = None;
     for foreach in list {
         let found = match &foreach.list {
-            Ok(query) => ctx.search(query).map_err(|e| e.to_string()),
+            Ok(query) => ctx.search_list(query).map_err(|e| e.to_string()),
             Err(e) => Err(e.clone()),
         };
         let elements = match found {
-            Ok(v) => match v.into_owned() {
-                Value::Array(items) => items,
-                other => vec![other],
-            },
+            Ok(items) => items,
             // An absent variable skips the foreach; another error skips it
             // too, but is the rule's error if no other list applied (as
             // Kyverno's `validateForEach` does).
@@ -208,7 +207,7 @@ fn evaluate_within(
             }
         };
         let (result, count) =
-            validate_elements(rule, foreach, elements, ctx, cluster, nesting, budget);
+            validate_elements(rule, foreach, &elements, ctx, cluster, nesting, budget);
         if result.0 != RuleStatus::Pass {
             return Some(result);
         }
@@ -221,17 +220,20 @@ fn evaluate_within(
     }
 }
 
-fn validate_elements(
+fn validate_elements<'e>(
     rule: &RuleText,
     foreach: &CompiledForeach,
-    elements: Vec<Value>,
-    ctx: &mut Context,
+    elements: &'e [Cow<'e, Value>],
+    parent: &'e Context<'_>,
     cluster: &Cached<'_>,
     nesting: usize,
     budget: &mut Budget,
 ) -> ((RuleStatus, String), usize) {
     let mut applied = 0;
-    for (index, element) in elements.into_iter().enumerate() {
+    // The elements are read where they are, in a context of their own.
+    let mut ctx = parent.child();
+    for (index, element) in elements.iter().enumerate() {
+        let element: &'e Value = element.as_ref();
         if element.is_null() {
             continue;
         }
@@ -247,7 +249,7 @@ fn validate_elements(
                         RuleStatus::Error,
                         format!(
                             "failed to process foreach: cannot use elementScope=true foreach rules for elements that are not maps, expected type=map got type={}",
-                            crate::pattern::go_type(&element)
+                            crate::pattern::go_type(element)
                         ),
                     ),
                     applied,
@@ -255,31 +257,17 @@ fn validate_elements(
             }
             Some(scope) => scope,
         };
-        // `element` takes the element itself; `element<N>` is a copy, made
-        // only when something reads it.
-        let numbered_element = foreach
-            .reads_numbered_element
-            .then(|| (format!("element{nesting}"), element.clone()));
-        let numbered_index = foreach
-            .reads_numbered_index
-            .then(|| (format!("elementIndex{nesting}"), Value::from(index)));
-        let names = numbered_element
-            .into_iter()
-            .chain([
-                ("element".to_string(), element),
-                ("elementIndex".to_string(), Value::from(index)),
-            ])
-            .chain(numbered_index);
-        let previous: Vec<(String, Option<Value>)> = names
-            .map(|(name, value)| {
-                let prev = ctx.set(&name, value);
-                (name, prev)
-            })
-            .collect();
-        let result = validate_element(rule, foreach, scoped, ctx, cluster, nesting, budget);
-        for (name, prev) in previous.into_iter().rev() {
-            ctx.restore(&name, prev);
+        // `element<N>` and `elementIndex<N>` only when something reads them.
+        let mark = ctx.set_borrowed(Cow::Borrowed("element"), element);
+        if foreach.reads_numbered_element {
+            ctx.set_borrowed(Cow::Owned(format!("element{nesting}")), element);
         }
+        ctx.set("elementIndex", Value::from(index));
+        if foreach.reads_numbered_index {
+            ctx.set(&format!("elementIndex{nesting}"), Value::from(index));
+        }
+        let result = validate_element(rule, foreach, scoped, &mut ctx, cluster, nesting, budget);
+        ctx.restore(mark);
         let Some((status, message)) = result else {
             continue;
         };
@@ -321,7 +309,7 @@ fn validate_element(
             return Some(result);
         }
         let resource = if scoped {
-            ctx.root().get("element").unwrap_or(&Value::Null)
+            ctx.lookup("element").unwrap_or(&Value::Null)
         } else {
             ctx.object()
         };

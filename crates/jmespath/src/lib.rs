@@ -249,6 +249,54 @@ impl Query {
         eval_scoped(&self.node, data, scope)
     }
 
+    /// [`Query::search_in`] for a result read as a list: its elements,
+    /// borrowed from `data` or the scope where they are part of them (a
+    /// flatten or multi-select builds a new list, not new elements). A
+    /// value that is not a list is the one element.
+    pub fn search_list_in<'a>(
+        &'a self,
+        data: &'a Value,
+        scope: Scope<'_, 'a>,
+    ) -> Result<Vec<Cow<'a, Value>>, SearchError> {
+        BUILT.with(|b| b.set(0));
+        // `list[]` and `list[].field` are projections: their results are
+        // the projected elements, borrowed when they are in the input.
+        if let Node::Projection(lhs, rhs) = &*self.node {
+            let items = match eval_items(lhs, data, scope) {
+                Ok(Some(items)) => items,
+                Ok(None) | Err(SearchError::NotFound(_)) => return Ok(vec![Cow::Borrowed(&NULL)]),
+                Err(e) => return Err(e),
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                let projected = absorb(eval_on(rhs, item))?;
+                if !projected.is_null() {
+                    out.push(projected);
+                }
+            }
+            return Ok(out);
+        }
+        let builds_list = match &*self.node {
+            Node::MultiList(_) | Node::Flatten(_) => true,
+            Node::Subexpr(_, rhs) => matches!(**rhs, Node::MultiList(_) | Node::Flatten(_)),
+            _ => false,
+        };
+        if builds_list {
+            let items = match eval_items(&self.node, data, scope) {
+                Ok(items) => items,
+                // As `eval` reads a flatten of something missing.
+                Err(SearchError::NotFound(_)) if matches!(*self.node, Node::Flatten(_)) => None,
+                Err(e) => return Err(e),
+            };
+            return Ok(items.unwrap_or_else(|| vec![Cow::Borrowed(&NULL)]));
+        }
+        Ok(match eval_scoped(&self.node, data, scope)? {
+            Cow::Borrowed(Value::Array(items)) => items.iter().map(Cow::Borrowed).collect(),
+            Cow::Owned(Value::Array(items)) => items.into_iter().map(Cow::Owned).collect(),
+            other => vec![other],
+        })
+    }
+
     /// Whether a search may read top-level field `name`: it names it
     /// there, or reads the whole document (`@` at the top, or `*`).
     pub fn may_read(&self, name: &str) -> bool {

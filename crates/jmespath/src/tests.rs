@@ -310,3 +310,42 @@ fn what_a_query_may_read_at_the_top() {
         assert_eq!(query.may_read("images"), expected, "{name}");
     }
 }
+
+#[test]
+fn a_list_search_gives_the_elements_a_search_gives() {
+    let data = json!({"spec": {"containers": [{"n": 1}, {"n": 2}], "init": [{"n": 3}],
+        "empty": [], "name": "x", "nested": [[1, 2], [3]]}});
+    let cases = [
+        ("flatten_of_multiselect", "spec.[init, containers][]"),
+        ("multiselect", "spec.[init, containers]"),
+        ("flatten", "spec.nested[]"),
+        ("plain_list", "spec.containers"),
+        ("projection", "spec.containers[].n"),
+        ("not_a_list", "spec.name"),
+        ("null", "spec.none || null"),
+        ("flatten_of_missing", "spec.missing[]"),
+        ("multiselect_of_null", "spec.none.[a, b]"),
+        ("empty_list", "spec.empty"),
+        ("missing_key", "spec.missing"),
+        ("missing_before_multiselect", "missing.[a, b][]"),
+        ("projection_of_missing", "spec.missing[].n"),
+        (
+            "projection_dropping_nulls",
+            "spec.[init, containers, none][].n",
+        ),
+        ("projection_of_a_non_list", "spec.name[].n"),
+        ("object_projection", "spec.*.n"),
+    ];
+    for (name, text) in cases {
+        let query = Query::compile(text).unwrap();
+        let whole = query.search(&data).map(Cow::into_owned);
+        let listed = query
+            .search_list_in(&data, &[])
+            .map(|items| items.into_iter().map(Cow::into_owned).collect::<Vec<_>>());
+        let expected = whole.map(|v| match v {
+            Value::Array(items) => items,
+            other => vec![other],
+        });
+        assert_eq!(listed, expected, "{name}");
+    }
+}

@@ -251,8 +251,12 @@ fn compile_map(
 ) -> MapPattern {
     // Go only expands keys when every value of the labels map is a string.
     let tags_are_strings = place == Place::Tags && map.values().all(Value::is_string);
+    // Kyverno's evaluation order, sorted out as the entries are made:
+    // phase one's anchors; global anchors and keys holding nested anchors
+    // (pushed to the front by Kyverno); the plain keys.
     let mut anchored = Vec::new();
-    let mut rest = Vec::new();
+    let mut front = Vec::new();
+    let mut back = Vec::new();
     for (raw, value) in map {
         let entry_path = path.key(raw);
         if let Some(problem) = anchor::malformed(raw) {
@@ -308,7 +312,9 @@ fn compile_map(
                 | AnchorKind::Negation
                 | AnchorKind::Existence,
             ) => anchored.push(entry),
-            _ => rest.push(entry),
+            Some(AnchorKind::Global) => front.push(entry),
+            _ if has_nested_anchors(&entry.value) => front.push(entry),
+            _ => back.push(entry),
         }
     }
     // Phase 1: the anchors, in byte order of their raw keys.
@@ -316,17 +322,20 @@ fn compile_map(
     // Phase 2: global anchors and keys holding nested anchors first (in
     // reverse order, as Kyverno pushes them to the front of a list), then
     // the plain keys in order.
-    rest.sort_by(|a, b| a.raw.cmp(&b.raw));
-    let (mut front, back): (Vec<Entry>, Vec<Entry>) = rest
-        .into_iter()
-        .partition(|e| e.anchor == Some(AnchorKind::Global) || has_nested_anchors(&e.value));
-    front.reverse();
+    front.sort_by(|a, b| b.raw.cmp(&a.raw));
+    back.sort_by(|a, b| a.raw.cmp(&b.raw));
     // Front entries are global anchors or hold anchors deeper down.
     let anchored_here = !anchored.is_empty() || !front.is_empty();
     let phase_one = anchored.len();
-    let mut entries = anchored;
-    entries.extend(front);
-    entries.extend(back);
+    let entries = if anchored_here {
+        let mut entries = anchored;
+        entries.reserve(front.len() + back.len());
+        entries.append(&mut front);
+        entries.append(&mut back);
+        entries
+    } else {
+        back
+    };
     MapPattern {
         entries,
         anchored: anchored_here,

@@ -262,19 +262,9 @@ impl Query {
         // `list[]` and `list[].field` are projections: their results are
         // the projected elements, borrowed when they are in the input.
         if let Node::Projection(lhs, rhs) = &*self.node {
-            let items = match eval_items(lhs, data, scope) {
-                Ok(Some(items)) => items,
-                Ok(None) | Err(SearchError::NotFound(_)) => return Ok(vec![Cow::Borrowed(&NULL)]),
-                Err(e) => return Err(e),
-            };
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                let projected = absorb(eval_on(rhs, item))?;
-                if !projected.is_null() {
-                    out.push(projected);
-                }
-            }
-            return Ok(out);
+            return Ok(
+                project(lhs, rhs, data, scope)?.unwrap_or_else(|| vec![Cow::Borrowed(&NULL)])
+            );
         }
         let builds_list = match &*self.node {
             Node::MultiList(_) | Node::Flatten(_) => true,
@@ -282,12 +272,7 @@ impl Query {
             _ => false,
         };
         if builds_list {
-            let items = match eval_items(&self.node, data, scope) {
-                Ok(items) => items,
-                // As `eval` reads a flatten of something missing.
-                Err(SearchError::NotFound(_)) if matches!(*self.node, Node::Flatten(_)) => None,
-                Err(e) => return Err(e),
-            };
+            let items = eval_items(&self.node, data, scope)?;
             return Ok(items.unwrap_or_else(|| vec![Cow::Borrowed(&NULL)]));
         }
         Ok(match eval_scoped(&self.node, data, scope)? {
@@ -591,21 +576,12 @@ fn eval_scoped<'a>(
             let left = absorb(eval_scoped(lhs, data, scope))?;
             absorb(eval_on(rhs, left))
         }
-        Node::Projection(lhs, rhs) => {
-            let items = match eval_items(lhs, data, scope) {
-                Ok(Some(items)) => items,
-                Ok(None) | Err(SearchError::NotFound(_)) => return Ok(Cow::Borrowed(&NULL)),
-                Err(e) => return Err(e),
-            };
-            let mut out = Vec::new();
-            for item in items {
-                let projected = absorb(eval_on(rhs, item))?;
-                if !projected.is_null() {
-                    out.push(owned(projected)?);
-                }
-            }
-            Ok(Cow::Owned(Value::Array(out)))
-        }
+        Node::Projection(lhs, rhs) => match project(lhs, rhs, data, scope)? {
+            Some(items) => Ok(Cow::Owned(Value::Array(
+                items.into_iter().map(owned).collect::<Result<_, _>>()?,
+            ))),
+            None => Ok(Cow::Borrowed(&NULL)),
+        },
         Node::ObjectValues(inner) => {
             let value = match eval_scoped(inner, data, scope) {
                 Ok(v) => v,
@@ -745,6 +721,30 @@ fn eval_items<'a>(
             _ => None,
         }),
     }
+}
+
+/// A projection's results: `rhs` on each element of `lhs`, nulls left
+/// out, borrowed where they are part of the input. `None` when `lhs` is
+/// not a list (the projection is then `null`).
+fn project<'a>(
+    lhs: &'a Node,
+    rhs: &'a Node,
+    data: &'a Value,
+    scope: Scope<'_, 'a>,
+) -> Result<Option<Vec<Cow<'a, Value>>>, SearchError> {
+    let items = match eval_items(lhs, data, scope) {
+        Ok(Some(items)) => items,
+        Ok(None) | Err(SearchError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let projected = absorb(eval_on(rhs, item))?;
+        if !projected.is_null() {
+            out.push(projected);
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Whether `node`, evaluated on the top-level document, may read its field

@@ -219,6 +219,8 @@ fn walk_images(
             None => return Ok(()),
         }
     }
+    // The JSON pointer of the pod template, for each image's `jsonPointer`.
+    let prefix: String = template.iter().map(|key| format!("/{key}")).collect();
     for group in ["initContainers", "containers", "ephemeralContainers"] {
         let Some(containers) = spec.get(group).and_then(Value::as_array) else {
             continue;
@@ -231,12 +233,7 @@ fn walk_images(
             let name = container.get("name").and_then(Value::as_str).unwrap_or("");
             let info =
                 ImageInfo::parse(image).map_err(|e| format!("invalid image '{image}' ({e})"))?;
-            let mut pointer = String::new();
-            for key in template {
-                pointer.push('/');
-                pointer.push_str(key);
-            }
-            pointer.push_str(&format!("/spec/{group}/{i}/image"));
+            let pointer = format!("{prefix}/spec/{group}/{i}/image");
             visit(group, name, &info, &pointer);
         }
     }

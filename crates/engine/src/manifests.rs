@@ -651,19 +651,12 @@ impl Signed {
                 signatures,
             };
         };
-        let raw = match base64::engine::general_purpose::STANDARD.decode(message.trim()) {
-            Ok(bytes) => match gunzip_if_gzip(&bytes) {
-                Ok(raw) => raw,
-                Err(e) => {
-                    return Self {
-                        raw: Vec::new(),
-                        manifests: Err(Problem::Error(format!(
-                            "failed to decode base64 message in the annotation: {e}"
-                        ))),
-                        signatures,
-                    }
-                }
-            },
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(message.trim())
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| gunzip_if_gzip(&bytes));
+        let raw = match decoded {
+            Ok(raw) => raw,
             Err(e) => {
                 return Self {
                     raw: Vec::new(),

@@ -757,10 +757,25 @@ fn failure_action(
         .unwrap_or(spec.failure_action)
 }
 
+/// The outcomes of `settings` on `request` with no cluster: how the
+/// crate's tests run a whole policy.
+#[cfg(test)]
+pub(crate) fn outcomes_of(settings: &Value, request: Value) -> Vec<RuleOutcome> {
+    match evaluate_settings(
+        settings,
+        request,
+        &crate::cluster::NoCluster,
+        false,
+        Teardown::Free,
+    ) {
+        Ok(evaluation) => evaluation.outcomes,
+        Err(diags) => panic!("invalid settings: {}", diags.summary()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::NoCluster;
     use serde_json::json;
 
     /// An UPDATE of a Pod whose old and new objects both break the rule.
@@ -776,10 +791,7 @@ mod tests {
             "kind": {"group": "", "version": "v1", "kind": "Pod"},
             "userInfo": {"username": "alice"},
             "object": pod("new"), "oldObject": pod("old")});
-        let evaluation =
-            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
-        evaluation
-            .outcomes
+        outcomes_of(&settings, request)
             .first()
             .map(|o| o.status)
             .unwrap_or(RuleStatus::Pass)
@@ -795,10 +807,7 @@ mod tests {
             "object": {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": "p", "namespace": "default"},
                 "spec": {"containers": [{"name": "c", "image": image}]}}});
-        let evaluation =
-            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
-        evaluation
-            .outcomes
+        outcomes_of(&settings, request)
             .first()
             .map(|o| (o.status, o.message.clone()))
             .unwrap_or((RuleStatus::Pass, String::new()))

@@ -353,8 +353,7 @@ fn validate_element(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::NoCluster;
-    use crate::engine::{evaluate_settings, Teardown};
+    use crate::engine::outcomes_of;
     use serde_json::json;
 
     fn statuses(foreach: Value) -> Vec<RuleStatus> {
@@ -367,9 +366,10 @@ mod tests {
                 "spec": {"containers": [
                     {"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 81}]},
                     {"name": "b", "ports": [{"containerPort": 90}]}]}}});
-        let evaluation =
-            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
-        evaluation.outcomes.iter().map(|o| o.status).collect()
+        outcomes_of(&settings, request)
+            .iter()
+            .map(|o| o.status)
+            .collect()
     }
 
     /// A loop over each container's ports that denies when `key` is not
@@ -387,10 +387,7 @@ mod tests {
             "kind": {"group": "", "version": "v1", "kind": "Pod"},
             "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
                 "spec": {"containers": [{"name": "a"}, {"name": "b", "x": "bad"}]}}});
-        let evaluation =
-            evaluate_settings(&settings, request, &NoCluster, false, Teardown::Free).unwrap();
-        evaluation
-            .outcomes
+        outcomes_of(&settings, request)
             .first()
             .map(|o| (o.status, o.message.clone()))
             .unwrap_or((RuleStatus::Skip, "no outcome".into()))

@@ -2,6 +2,26 @@ use super::*;
 use crate::settings::CelExpression;
 use serde_json::json;
 
+/// `cel` compiled, which it must.
+fn compiled(cel: &Cel) -> CompiledCel {
+    let mut diags = Diagnostics::default();
+    let compiled = CompiledCel::compile(cel, "cel", &mut diags);
+    assert!(diags.is_empty(), "{}", diags.summary());
+    compiled.unwrap()
+}
+
+/// A CREATE of `object` in `namespace`, with no parameters.
+fn create<'a>(object: &'a Value, request: &'a Value, namespace: &'a str) -> Inputs<'a> {
+    Inputs {
+        object,
+        old_object: &Value::Null,
+        request,
+        namespace,
+        namespace_object: None,
+        params: None,
+    }
+}
+
 fn compile(expressions: &[(&str, Option<&str>)], variables: &[(&str, &str)]) -> CompiledCel {
     let cel = Cel {
         expressions: expressions
@@ -22,22 +42,12 @@ fn compile(expressions: &[(&str, Option<&str>)], variables: &[(&str, &str)]) -> 
             .collect(),
         ..Cel::default()
     };
-    let mut diags = Diagnostics::default();
-    let compiled = CompiledCel::compile(&cel, "cel", &mut diags);
-    assert!(diags.is_empty(), "{}", diags.summary());
-    compiled.unwrap()
+    compiled(&cel)
 }
 
 fn run(c: &CompiledCel, object: Value) -> (RuleStatus, String) {
     let request = json!({"operation": "CREATE"});
-    c.evaluate(&Inputs {
-        object: &object,
-        old_object: &Value::Null,
-        request: &request,
-        namespace: "team-a",
-        namespace_object: None,
-        params: None,
-    })
+    c.evaluate(&create(&object, &request, "team-a"))
 }
 
 #[test]
@@ -166,23 +176,13 @@ fn with_annotations(annotations: &[(&str, &str)]) -> CompiledCel {
             .collect(),
         ..Cel::default()
     };
-    let mut diags = Diagnostics::default();
-    let compiled = CompiledCel::compile(&cel, "cel", &mut diags);
-    assert!(diags.is_empty(), "{}", diags.summary());
-    compiled.unwrap()
+    compiled(&cel)
 }
 
 fn outcome(c: &CompiledCel, name: &str) -> CelOutcome {
     let object = json!({"metadata": {"name": name}});
     let request = json!({"operation": "CREATE"});
-    c.evaluate_with_code(&Inputs {
-        object: &object,
-        old_object: &Value::Null,
-        request: &request,
-        namespace: "",
-        namespace_object: None,
-        params: None,
-    })
+    c.evaluate_with_code(&create(&object, &request, ""))
 }
 
 #[test]

@@ -2,10 +2,22 @@
 
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
+use serde::Deserialize;
 use serde_json::Value;
+
+use crate::json::Json;
 
 use crate::cluster::{Cluster, NoCluster};
 use crate::{engine, policy, verdict};
+
+/// A ValidationRequest: the request as the engine reads it, and the
+/// settings as a tree borrowing the payload's text (see [`Json`]).
+#[derive(Deserialize)]
+struct Payload<'a> {
+    request: Option<Value>,
+    #[serde(borrow, default)]
+    settings: Json<'a>,
+}
 
 /// HTTP status for a rejected request; the API server turns any code below
 /// 400 into 400, which is what Kyverno's denials end up as.
@@ -20,7 +32,7 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
 
 /// [`validate`], reading cluster data a rule needs through `cluster`.
 pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationResponse {
-    let mut document: Value = match serde_json::from_slice(payload) {
+    let document: Payload = match serde_json::from_slice(payload) {
         Ok(v) => v,
         Err(e) => {
             return reject(
@@ -29,10 +41,10 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             )
         }
     };
-    let Some(raw_request) = document.get_mut("request").map(Value::take) else {
+    let Some(raw_request) = document.request else {
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
-    let settings_doc = document.get("settings").unwrap_or(&Value::Null);
+    let settings_doc = &document.settings;
     // Only a payload that names the variables can have rules that read them;
     // a byte search spares every other request a walk of every rule.
     let mentions_roles = memchr::memmem::find(payload, b"request.roles").is_some()
@@ -58,7 +70,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
     // request's audit event, under the webhook's name.
     let audit_annotations = (!evaluation.audit_annotations.is_empty())
         .then(|| evaluation.audit_annotations.into_iter().collect());
-    teardown.release(document);
+    teardown.release(document.settings);
     if verdict.accepted {
         ValidationResponse {
             accepted: true,
@@ -107,7 +119,7 @@ fn reject(message: String, warnings: Vec<String>) -> ValidationResponse {
 /// Checks settings: parses and compiles every rule, reporting every problem
 /// with its path in one message.
 pub fn validate_settings(payload: &[u8]) -> SettingsValidationResponse {
-    let problems = match serde_json::from_slice::<Value>(payload) {
+    let problems = match Json::parse(payload) {
         Err(e) => format!("settings are not valid JSON: {e}"),
         Ok(document) => {
             let diags = policy::check(&document);

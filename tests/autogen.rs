@@ -5,22 +5,25 @@
 //! present, every policy of the conformance corpus.
 use kyverno_validate_policy::autogen::{derive, generate_one, POD_CONTROLLERS};
 use kyverno_validate_policy::diagnostics::Diagnostics;
+use kyverno_validate_policy::json::Json;
 use kyverno_validate_policy::settings::{parse_rule, spec_of, Rule, ValidationBody};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
 fn rules_of(settings: &Value) -> Vec<Value> {
-    spec_of(settings)
+    let settings = Json::borrow(settings);
+    spec_of(&settings)
         .get("rules")
-        .and_then(Value::as_array)
-        .cloned()
+        .and_then(Json::as_array)
+        .map(|rules| rules.iter().map(Json::to_value).collect())
         .unwrap_or_default()
 }
 
 /// Checks one rule for every controller kind; the number of rules derived.
 fn check(rule: &Value, origin: &str) -> usize {
     let mut diags = Diagnostics::quiet();
-    let Some(parsed) = parse_rule(rule, "rules[0]", &mut diags) else {
+    let view = Json::borrow(rule);
+    let Some(parsed) = parse_rule(&view, "rules[0]", &mut diags) else {
         return 0;
     };
     if !diags.is_empty() {
@@ -33,6 +36,7 @@ fn check(rule: &Value, origin: &str) -> usize {
     {
         let from_json = generate_one(rule, kind).and_then(|json| {
             let mut diags = Diagnostics::quiet();
+            let json = Json::borrow(&json);
             let rule = parse_rule(&json, "rules[0]", &mut diags)?;
             // Owned: the JSON goes out of scope here.
             Some(format!("{rule:?}"))
@@ -48,12 +52,12 @@ fn check(rule: &Value, origin: &str) -> usize {
 /// JSON rule writes it (the derived rule leaves that to compiling).
 fn in_template(mut rule: Rule<'_>) -> Rule<'_> {
     let template = std::mem::take(&mut rule.validate.template);
-    let wrap = |pattern: &mut Cow<'_, Value>| {
-        let inner = pattern.clone().into_owned();
+    let wrap = |pattern: &mut Cow<'_, Json<'_>>| {
+        let inner = pattern.to_value();
         let wrapped = template
             .iter()
             .fold(inner, |inner, key| json!({"spec": {(*key): inner}}));
-        *pattern = Cow::Owned(wrapped);
+        *pattern = Cow::Owned(Json::owned(wrapped));
     };
     match &mut rule.validate.body {
         ValidationBody::Pattern(p) => wrap(p),

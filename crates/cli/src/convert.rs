@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use kyverno_engine::api_call::ApiPath;
+use kyverno_engine::json::Json as Settings;
 use kyverno_engine::settings::type_name;
 use kyverno_engine::webhook_rules::{self, WebhookRule};
 use kyverno_engine::{autogen, matching, policy, resources};
@@ -191,7 +192,7 @@ fn convert_document(content: &Yaml, options: &Options, report: &mut Report<'_>) 
         }
     };
     // The module's `validate_settings` runs exactly this check.
-    let diagnostics = policy::check(&settings_json);
+    let diagnostics = policy::check(&Settings::borrow(&settings_json));
     if !diagnostics.is_empty() {
         for problem in diagnostics.errors() {
             let path = policy_path(&problem.path, &kept);
@@ -231,7 +232,10 @@ fn read_policy<'a>(json: &'a Json, report: &mut Report<'_>) -> Option<Policy<'a>
         POLICY_API_VERSIONS.join(" or ")
     );
     let Some(object) = json.as_object() else {
-        report.error(format!("is {}: {expected}", type_name(json)));
+        report.error(format!(
+            "is {}: {expected}",
+            type_name(&Settings::borrow(json))
+        ));
         return None;
     };
     let text = |key: &str| object.get(key).and_then(Json::as_str).unwrap_or("");
@@ -852,7 +856,7 @@ fn manifest_spec(
         }
         Some(other) => report.error(format!(
             "spec.background: must be a boolean, not {}",
-            type_name(other)
+            type_name(&Settings::borrow(other))
         )),
     }
     // Kyverno reads `webhookConfiguration.failurePolicy` first, then the

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 use kyverno_engine::cluster::{Cluster, Lookup};
 use kyverno_engine::engine::{evaluate_settings, Teardown};
+use kyverno_engine::json::Json;
 use kyverno_engine::resources;
 use kyverno_engine::verdict::RuleStatus;
 use serde_json::{json, Map, Value};
@@ -690,7 +691,7 @@ fn evaluate(
     if !operation.is_empty() {
         set_request_value(&mut request, "request.operation", json!(operation));
     }
-    match evaluate_settings(&spec, request, cluster, true, Teardown::Free) {
+    match evaluate_settings(&Json::borrow(&spec), request, cluster, true, Teardown::Free) {
         Err(diags) => Err(format!("invalid policy: {}", diags.summary())),
         Ok(evaluation) => {
             let scored = policy

@@ -15,6 +15,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use crate::json::Json;
+
 use crate::matching::contains_kind;
 use crate::settings::{
     AuditAnnotation, Cel, CelExpression, Condition, Conditions, ContextEntry, ContextSource, Deny,
@@ -115,7 +117,7 @@ pub struct GeneratedRule {
 /// selects by labels or annotations, or mixes Pod with other kinds turns
 /// autogen off for the whole policy; so does a policy that never mentions
 /// Pod or a pod controller.
-pub fn can_autogen(rules: &[Value]) -> bool {
+pub fn can_autogen(rules: &[Json<'_>]) -> bool {
     let mut needed = false;
     for rule in rules {
         if rule.get("generate").is_some() {
@@ -126,7 +128,7 @@ pub fn can_autogen(rules: &[Value]) -> bool {
             if let Some(m) = rule.get(key) {
                 descriptions.extend(m.get("resources"));
                 for block in ["any", "all"] {
-                    for filter in m.get(block).and_then(Value::as_array).into_iter().flatten() {
+                    for filter in m.get(block).and_then(Json::as_array).into_iter().flatten() {
                         descriptions.extend(filter.get("resources"));
                     }
                 }
@@ -135,19 +137,19 @@ pub fn can_autogen(rules: &[Value]) -> bool {
         for description in descriptions {
             let kinds: Vec<&str> = description
                 .get("kinds")
-                .and_then(Value::as_array)
+                .and_then(Json::as_array)
                 .into_iter()
                 .flatten()
-                .filter_map(Value::as_str)
+                .filter_map(Json::as_str)
                 .collect();
             let has = |k: &str| description.get(k).is_some_and(|v| !v.is_null());
             let names = description
                 .get("names")
-                .and_then(Value::as_array)
+                .and_then(Json::as_array)
                 .is_some_and(|n| !n.is_empty());
             let name = description
                 .get("name")
-                .and_then(Value::as_str)
+                .and_then(Json::as_str)
                 .is_some_and(|n| !n.is_empty());
             if name
                 || names
@@ -168,7 +170,8 @@ pub fn can_autogen(rules: &[Value]) -> bool {
 /// The rules Kyverno generates for a request of `kind` (e.g. `Deployment`),
 /// in Kyverno's order; empty when autogen does not apply.
 pub fn generate(rules: &[Value], controllers: Option<&str>, kind: &str) -> Vec<GeneratedRule> {
-    if !applies(rules, controllers, kind) {
+    let views: Vec<Json<'_>> = rules.iter().map(Json::borrow).collect();
+    if !applies(&views, controllers, kind) {
         return Vec::new();
     }
     rules
@@ -182,7 +185,7 @@ pub fn generate(rules: &[Value], controllers: Option<&str>, kind: &str) -> Vec<G
 
 /// Whether autogen derives rules from the policy's `rules` (JSON) for a
 /// request of `kind`.
-pub fn applies(rules: &[Value], controllers: Option<&str>, kind: &str) -> bool {
+pub fn applies(rules: &[Json<'_>], controllers: Option<&str>, kind: &str) -> bool {
     if kind.is_empty() || kind == "Pod" {
         return false;
     }
@@ -401,10 +404,10 @@ impl Rewrite {
     }
 
     /// A pattern, borrowed as it is unless one of its texts is rewritten.
-    fn pattern<'a>(&self, pattern: &Cow<'a, Value>) -> Cow<'a, Value> {
+    fn pattern<'a>(&self, pattern: &Cow<'a, Json<'a>>) -> Cow<'a, Json<'a>> {
         match pattern {
-            Cow::Borrowed(v) if !value_needs_rewrite(v, self.0) => Cow::Borrowed(*v),
-            other => Cow::Owned(self.value(other)),
+            Cow::Borrowed(v) if !json_needs_rewrite(v, self.0) => Cow::Borrowed(*v),
+            other => Cow::Owned(Json::owned(self.value(&other.to_value()))),
         }
     }
 
@@ -779,13 +782,13 @@ fn rewrite_in_place(value: &mut Value, table: &[(&str, &str); 4]) {
 }
 
 /// Whether a replacement of `table` applies to a key or text of `value`.
-fn value_needs_rewrite(value: &Value, table: &[(&str, &str); 4]) -> bool {
+fn json_needs_rewrite(value: &Json<'_>, table: &[(&str, &str); 4]) -> bool {
     match value {
-        Value::String(s) => needs_rewrite(s, table),
-        Value::Array(items) => items.iter().any(|v| value_needs_rewrite(v, table)),
-        Value::Object(map) => map
+        Json::String(s) => needs_rewrite(s, table),
+        Json::Array(items) => items.iter().any(|v| json_needs_rewrite(v, table)),
+        Json::Object(map) => map
             .iter()
-            .any(|(k, v)| needs_rewrite(k, table) || value_needs_rewrite(v, table)),
+            .any(|(k, v)| needs_rewrite(k, table) || json_needs_rewrite(v, table)),
         _ => false,
     }
 }

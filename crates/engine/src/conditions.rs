@@ -198,7 +198,9 @@ mod tests {
 
     fn conditions(value: Value) -> CompiledConditions {
         let mut diags = Diagnostics::default();
-        let parsed = crate::settings::parse_conditions(&value, "c", &mut diags).unwrap();
+        let parsed =
+            crate::settings::parse_conditions(&crate::json::Json::borrow(&value), "c", &mut diags)
+                .unwrap();
         let compiled = CompiledConditions::compile(&parsed, "c", false, &mut diags);
         assert!(diags.is_empty(), "{}", diags.summary());
         compiled
@@ -276,7 +278,9 @@ mod tests {
     fn bad_operators_and_expressions_are_settings_problems() {
         let mut diags = Diagnostics::default();
         let parsed = crate::settings::parse_conditions(
-            &json!({"all": [{"key": "{{ a.[ }}", "operator": "equals", "value": "x"}]}),
+            &crate::json::Json::borrow(
+                &json!({"all": [{"key": "{{ a.[ }}", "operator": "equals", "value": "x"}]}),
+            ),
             "deny.conditions",
             &mut diags,
         )

@@ -12,6 +12,7 @@ use crate::context_entries::{load_context, Loaded};
 use crate::diagnostics::Diagnostics;
 use crate::exceptions;
 use crate::foreach;
+use crate::json::Json;
 use crate::matching::{
     rule_applies, selector_matches, selects_by_namespace_labels, selects_by_roles, Target,
 };
@@ -69,7 +70,7 @@ impl Teardown {
 /// paths. `mentions_roles`: whether the settings may name `request.roles`
 /// or `request.clusterRoles` (a byte search of the payload answers it).
 pub fn evaluate_settings(
-    settings: &Value,
+    settings: &Json<'_>,
     request: Value,
     cluster: &dyn Cluster,
     mentions_roles: bool,
@@ -88,8 +89,7 @@ pub fn evaluate_settings(
     };
     let raw_rules = settings::spec_of(settings)
         .get("rules")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
+        .and_then(Json::as_array)
         .unwrap_or_default();
     let (outcomes, audit_annotations) = evaluate(
         &spec,
@@ -118,7 +118,7 @@ pub fn evaluate_settings(
 /// Returns the rules' outcomes and the audit annotations they produced.
 pub fn evaluate(
     spec: &PolicySpec,
-    raw_rules: &[Value],
+    raw_rules: &[Json<'_>],
     request: Value,
     cluster: &Cached<'_>,
     mentions_roles: bool,
@@ -363,11 +363,11 @@ pub fn evaluate(
 
 /// The JSON of rule `index` in the order rules are evaluated: the
 /// settings' rules, then autogen's.
-fn raw_rule<'v>(
-    raw_rules: &'v [Value],
+fn raw_rule<'v, 'a>(
+    raw_rules: &'v [Json<'a>],
     generated: &[(usize, Rule<'_>)],
     index: usize,
-) -> Option<&'v Value> {
+) -> Option<&'v Json<'a>> {
     // An autogen rule reads what its Pod rule reads (the rewrite changes
     // only `object` paths).
     let index = match index.checked_sub(raw_rules.len()) {
@@ -387,11 +387,11 @@ fn needs_roles(rule: &Rule) -> bool {
 
 /// Whether a rule's text reads `request.roles` or `request.clusterRoles`,
 /// which Kyverno adds to the context from the cluster's bindings.
-fn reads_roles(rule: &Value) -> bool {
+fn reads_roles(rule: &Json<'_>) -> bool {
     match rule {
-        Value::String(s) => s.contains("request.roles") || s.contains("request.clusterRoles"),
-        Value::Array(items) => items.iter().any(reads_roles),
-        Value::Object(map) => map
+        Json::String(s) => s.contains("request.roles") || s.contains("request.clusterRoles"),
+        Json::Array(items) => items.iter().any(reads_roles),
+        Json::Object(map) => map
             .iter()
             .any(|(k, v)| k != "match" && k != "exclude" && reads_roles(v)),
         _ => false,
@@ -407,7 +407,7 @@ struct MissingData {
 
 impl MissingData {
     /// Why `rule` cannot be evaluated, when it needs what is missing.
-    fn error(&self, rule: &Rule, raw: Option<&Value>) -> Option<String> {
+    fn error(&self, rule: &Rule, raw: Option<&Json<'_>>) -> Option<String> {
         if let Some(e) = self.labels.as_ref().filter(|_| needs_labels(rule)) {
             return Some(format!(
                 "rule {} selects by namespace labels, which could not be read: {e} (the policy needs `v1` `Namespace` in its contextAwareResources)",
@@ -783,7 +783,7 @@ fn failure_action(
 #[cfg(test)]
 pub(crate) fn outcomes_of(settings: &Value, request: Value) -> Vec<RuleOutcome> {
     match evaluate_settings(
-        settings,
+        &Json::borrow(settings),
         request,
         &crate::cluster::NoCluster,
         false,

@@ -9,6 +9,7 @@ use crate::cluster::{Cached, Lookup};
 use crate::conditions::CompiledConditions;
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
+use crate::json::Json;
 use crate::matching::{rule_applies, selects_by_namespace_labels, selects_by_roles, Target};
 use crate::settings::{parse_exception, PolicyException};
 use crate::wildcard;
@@ -32,7 +33,7 @@ pub fn from_cluster(cluster: &Cached<'_>) -> Vec<PolicyException> {
             .flatten()
             .filter_map(|item| {
                 let mut diags = Diagnostics::quiet();
-                let parsed = parse_exception(item, "", &mut diags)?;
+                let parsed = parse_exception(&Json::borrow(item), "", &mut diags)?;
                 diags.is_empty().then_some(parsed)
             })
             .collect();
@@ -119,7 +120,8 @@ mod tests {
         let manifest = json!({"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
             "metadata": {"name": "allow", "namespace": "kyverno"}, "spec": spec});
         let mut diags = Diagnostics::default();
-        let parsed = parse_exception(&manifest, "exceptions[0]", &mut diags).unwrap();
+        let parsed =
+            parse_exception(&Json::borrow(&manifest), "exceptions[0]", &mut diags).unwrap();
         assert!(diags.is_empty(), "{}", diags.summary());
         parsed
     }

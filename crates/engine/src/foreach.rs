@@ -528,13 +528,15 @@ mod tests {
             ),
         ];
         for (name, value, (element, index)) in cases {
-            let names = NumberedNames::of(&value);
+            let names = NumberedNames::of(&crate::json::Json::borrow(&value));
             assert_eq!(
                 (names.element(0), names.index(0)),
                 (element, index),
                 "{name}"
             );
         }
-        assert!(NumberedNames::of(&json!("{{ element10 }}")).element(10));
+        assert!(
+            NumberedNames::of(&crate::json::Json::borrow(&json!("{{ element10 }}"))).element(10)
+        );
     }
 }

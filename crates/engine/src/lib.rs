@@ -25,6 +25,7 @@ pub mod engine;
 pub mod exceptions;
 pub mod foreach;
 pub mod image_data;
+pub mod json;
 pub mod manifests;
 pub mod matching;
 pub mod operator;

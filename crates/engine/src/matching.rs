@@ -525,6 +525,7 @@ mod tests {
         let mut rule = rule;
         rule["name"] = json!("r");
         rule["validate"] = json!({"pattern": {}});
+        let rule = crate::json::Json::borrow(&rule);
         let rule = parse_rule(&rule, "rules[0]", &mut diags).expect("rule parses");
         assert!(diags.is_empty(), "{}", diags.summary());
         let req = AdmissionRequest::new(raw_request);

@@ -13,6 +13,8 @@ use std::cell::OnceCell;
 
 use serde_json::{Map, Value};
 
+use crate::json::{self, Json};
+
 use crate::anchor::{self, AnchorKind};
 use crate::diagnostics::{Diagnostics, LazyPath};
 use crate::operator::{self, StringPattern};
@@ -84,7 +86,7 @@ enum Child<'a> {
     Ready(Box<Pattern<'a>>),
     /// Kept inline, small: most deferred values are never compiled.
     Deferred {
-        source: &'a Value,
+        source: &'a Json<'a>,
         depth: usize,
         place: Place,
         /// Whether the value holds anchors (which orders its entry first),
@@ -276,7 +278,7 @@ impl<'a> Pattern<'a> {
     /// Compiles a pattern, reporting problems under `path` (a settings
     /// path). With quiet diagnostics (a request), map values compile when
     /// an evaluation first reaches them.
-    pub fn compile(value: &'a Value, path: &str, diags: &mut Diagnostics) -> Pattern<'a> {
+    pub fn compile(value: &'a Json<'a>, path: &str, diags: &mut Diagnostics) -> Pattern<'a> {
         compile_node(value, &LazyPath::new(path), 0, Place::Other, diags)
     }
 
@@ -312,7 +314,7 @@ impl<'a> Pattern<'a> {
 }
 
 fn compile_node<'a>(
-    value: &'a Value,
+    value: &'a Json<'a>,
     path: &LazyPath<'_>,
     depth: usize,
     place: Place,
@@ -326,21 +328,21 @@ fn compile_node<'a>(
         return Pattern::Scalar(Scalar::Null);
     }
     match value {
-        Value::Object(map) => Pattern::Map(compile_map(map, path, depth, place, diags)),
-        Value::Array(items) => Pattern::Array(
+        Json::Object(map) => Pattern::Map(compile_map(map, path, depth, place, diags)),
+        Json::Array(items) => Pattern::Array(
             items
                 .iter()
                 .enumerate()
                 .map(|(i, v)| compile_node(v, &path.index(i), depth + 1, Place::Other, diags))
                 .collect(),
         ),
-        Value::Null => Pattern::Scalar(Scalar::Null),
-        Value::Bool(b) => Pattern::Scalar(Scalar::Bool(*b)),
-        Value::Number(n) => Pattern::Scalar(match n.as_i64() {
+        Json::Null => Pattern::Scalar(Scalar::Null),
+        Json::Bool(b) => Pattern::Scalar(Scalar::Bool(*b)),
+        Json::Number(n) => Pattern::Scalar(match n.as_i64() {
             Some(i) => Scalar::Int(i),
             None => Scalar::Float(n.as_f64().unwrap_or(0.0)),
         }),
-        Value::String(s) => {
+        Json::String(s) => {
             if let Some(problem) = operator::check(s) {
                 diags.push(&path.render(), problem);
             }
@@ -350,7 +352,7 @@ fn compile_node<'a>(
 }
 
 fn compile_map<'a>(
-    map: &'a Map<String, Value>,
+    map: &'a json::Map<'a>,
     path: &LazyPath<'_>,
     depth: usize,
     place: Place,
@@ -358,11 +360,11 @@ fn compile_map<'a>(
 ) -> MapPattern<'a> {
     let deferred = diags.is_quiet();
     // Go only expands keys when every value of the labels map is a string.
-    let tags_are_strings = place == Place::Tags && map.values().all(Value::is_string);
+    let tags_are_strings = place == Place::Tags && map.values().all(Json::is_string);
     // One list of exactly the map's size, sorted into Kyverno's evaluation
     // order below.
     let mut entries = Vec::with_capacity(map.len());
-    for (raw, value) in map {
+    for (raw, value) in map.iter() {
         let entry_path = path.key(raw);
         if let Some(problem) = anchor::malformed(raw) {
             diags.push(&entry_path.render(), problem);
@@ -471,13 +473,13 @@ fn one_key<'a>(key: &'a str, value: Pattern<'a>) -> Pattern<'a> {
 
 /// What [`has_nested_anchors`] says of `value` compiled: whether a map in
 /// it has an anchored key Kyverno evaluates first.
-fn json_has_anchors(value: &Value) -> bool {
+fn json_has_anchors(value: &Json<'_>) -> bool {
     match value {
-        Value::Object(map) => map.iter().any(|(raw, v)| {
+        Json::Object(map) => map.iter().any(|(raw, v)| {
             anchor::parse(raw.trim()).is_some_and(|a| anchor_phase(a.kind).is_some())
                 || json_has_anchors(v)
         }),
-        Value::Array(items) => items.iter().any(json_has_anchors),
+        Json::Array(items) => items.iter().any(json_has_anchors),
         _ => false,
     }
 }
@@ -979,6 +981,7 @@ mod tests {
     /// compiled as a request does (map values when reached): the outcomes
     /// must be the same.
     fn run(pattern: Value, resource: Value) -> Outcome {
+        let pattern = Json::borrow(&pattern);
         let mut diags = Diagnostics::default();
         let compiled = Pattern::compile(&pattern, "pattern", &mut diags);
         assert!(diags.is_empty(), "{}", diags.summary());
@@ -1042,6 +1045,8 @@ mod tests {
         for (name, pattern) in patterns {
             for keys in [&["template"][..], &["template", "jobTemplate"][..]] {
                 let wrapped_json = wrap(pattern.clone(), keys);
+                let wrapped_json = Json::borrow(&wrapped_json);
+                let pattern = Json::borrow(&pattern);
                 let wrapped = Pattern::compile(&wrapped_json, "p", &mut diags);
                 let within = Pattern::compile(&pattern, "p", &mut diags).within_templates(keys);
                 assert_eq!(within, wrapped, "{name} within {keys:?}");
@@ -1221,7 +1226,7 @@ mod tests {
             pattern = json!({"a": pattern});
         }
         let mut diags = Diagnostics::default();
-        Pattern::compile(&pattern, "pattern", &mut diags);
+        Pattern::compile(&Json::borrow(&pattern), "pattern", &mut diags);
         assert!(
             diags.summary().contains("nested deeper than 64 levels"),
             "{}",

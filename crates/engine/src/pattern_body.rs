@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::json::Json;
+
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
 use crate::pattern::{Outcome, Pattern, MAX_DEPTH};
@@ -29,13 +31,14 @@ pub enum PatternBody<'a> {
 }
 
 impl<'a> PatternBody<'a> {
-    pub fn compile(value: &'a Value, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
+    pub fn compile(value: &'a Json<'a>, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
         // Most patterns have neither references nor variables: compile them
         // as they are, with no copy of the pattern as a document.
         if !needs_substitution(value, 0) {
             return PatternBody::Static(Pattern::compile(value, path, diags));
         }
-        let resolved = match references::resolve(value) {
+        // Substitution works on `serde_json` documents, as the request is one.
+        let resolved = match references::resolve(&value.to_value()) {
             Ok(v) => v,
             Err(e) => return PatternBody::Unresolved(e),
         };
@@ -43,7 +46,7 @@ impl<'a> PatternBody<'a> {
         report_problems(&document, path, diags);
         if !diags.is_quiet() {
             // Check the pattern's shape with every variable standing for `*`.
-            Pattern::compile(&placeholders(&resolved), path, diags);
+            Pattern::compile(&Json::owned(placeholders(&resolved)), path, diags);
         }
         PatternBody::Dynamic {
             document,
@@ -83,7 +86,7 @@ impl<'a> PatternBody<'a> {
                     .render(ctx)
                     .map_err(|e| format!("variable substitution failed: {e}"))?;
                 Ok(Resolved::Rendered {
-                    value,
+                    value: Json::owned(value),
                     path,
                     template,
                 })
@@ -97,7 +100,7 @@ impl<'a> PatternBody<'a> {
 pub enum Resolved<'p, 'a> {
     Compiled(&'p Pattern<'a>),
     Rendered {
-        value: Value,
+        value: Json<'static>,
         path: &'p str,
         template: &'static [&'static str],
     },
@@ -148,15 +151,15 @@ impl Ready<'_, '_, '_> {
 
 /// Whether a string of `value` holds a `{{ }}` variable or a `$( )`
 /// reference, or a key a variable (one walk for both).
-fn needs_substitution(value: &Value, depth: usize) -> bool {
+fn needs_substitution(value: &Json<'_>, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         // Too deep to be a pattern: compiling it says so.
         return false;
     }
     match value {
-        Value::String(s) => has_variables(s) || crate::scan::contains(s, "$("),
-        Value::Array(items) => items.iter().any(|v| needs_substitution(v, depth + 1)),
-        Value::Object(map) => map
+        Json::String(s) => has_variables(s) || crate::scan::contains(s, "$("),
+        Json::Array(items) => items.iter().any(|v| needs_substitution(v, depth + 1)),
+        Json::Object(map) => map
             .iter()
             .any(|(k, v)| has_variables(k) || needs_substitution(v, depth + 1)),
         _ => false,

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
+use crate::json::Json;
 use crate::pss;
 use crate::results::RuleText;
 use crate::rule::{self, Body, CompiledRule};
@@ -13,7 +14,7 @@ use crate::variables::Document;
 
 /// Parses and compiles the whole policy, reporting every problem with its
 /// settings path. Empty diagnostics mean the settings are valid.
-pub fn check(settings: &Value) -> Diagnostics {
+pub fn check(settings: &Json<'_>) -> Diagnostics {
     let mut diags = Diagnostics::default();
     if let Some(spec) = settings::parse(settings, &mut diags) {
         for rule in &spec.rules {
@@ -216,7 +217,7 @@ mod tests {
                 ]),
         ];
         for (name, settings, want) in cases {
-            let got: Vec<String> = check(&settings)
+            let got: Vec<String> = check(&Json::borrow(&settings))
                 .into_errors()
                 .iter()
                 .map(ToString::to_string)
@@ -239,7 +240,7 @@ mod tests {
             ("kyverno.io/v1", "Policy"),
             ("kyverno.io/v2beta1", "ClusterPolicy"),
         ] {
-            let diags = check(&manifest(api_version, kind, spec.clone()));
+            let diags = check(&Json::borrow(&manifest(api_version, kind, spec.clone())));
             assert!(
                 diags.is_empty(),
                 "{api_version} {kind}: {}",
@@ -248,6 +249,7 @@ mod tests {
         }
         let mut parsed_diags = Diagnostics::default();
         let document = manifest("kyverno.io/v1", "ClusterPolicy", spec);
+        let document = Json::borrow(&document);
         let parsed = settings::parse(&document, &mut parsed_diags).expect("a policy");
         assert_eq!(parsed.policy_name.as_deref(), Some("require-labels"));
         assert_eq!(parsed.autogen_controllers.as_deref(), Some("none"));
@@ -260,7 +262,7 @@ mod tests {
             "ClusterPolicy",
             json!({"rules": [pod_rule(json!({}))], "validationFailureActon": "Enforce"}),
         );
-        let got: Vec<String> = check(&bad)
+        let got: Vec<String> = check(&Json::borrow(&bad))
             .into_errors()
             .iter()
             .map(ToString::to_string)
@@ -273,7 +275,7 @@ mod tests {
             ]
         );
         let no_spec = json!({"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "x"}});
-        let got: Vec<String> = check(&no_spec)
+        let got: Vec<String> = check(&Json::borrow(&no_spec))
             .into_errors()
             .iter()
             .map(ToString::to_string)
@@ -298,7 +300,7 @@ mod tests {
                 "the settings are a document with `spec` but no `apiVersion` and `kind`; expected a Kyverno policy's `spec`, or a whole `ClusterPolicy` or `Policy` (kyverno.io/v1 or kyverno.io/v2beta1)"),
         ];
         for (name, settings, want) in cases {
-            let got: Vec<String> = check(&settings)
+            let got: Vec<String> = check(&Json::borrow(&settings))
                 .into_errors()
                 .iter()
                 .map(ToString::to_string)

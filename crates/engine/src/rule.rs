@@ -101,8 +101,10 @@ pub fn compile_body<'a>(
                 })
                 .collect(),
         ),
-        ValidationBody::Manifests(m) => {
-            Body::Manifests(Arc::new(CompiledManifests::compile(m, path, diags)?))
-        }
+        ValidationBody::Manifests(m) => Body::Manifests(Arc::new(CompiledManifests::compile(
+            &m.to_value(),
+            path,
+            diags,
+        )?)),
     })
 }

@@ -8,7 +8,9 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::json::{Json, Map};
 
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 
@@ -183,14 +185,14 @@ pub struct Validation<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValidationBody<'a> {
     /// Borrowed from the settings, or rewritten by autogen.
-    Pattern(Cow<'a, Value>),
-    AnyPattern(Vec<Cow<'a, Value>>),
+    Pattern(Cow<'a, Json<'a>>),
+    AnyPattern(Vec<Cow<'a, Json<'a>>>),
     Deny(Deny),
     Foreach(Vec<Foreach<'a>>),
     /// Boxed: the largest body, and every rule holds one.
     Cel(Box<Cel>),
     PodSecurity(PodSecurity),
-    Manifests(&'a Value),
+    Manifests(&'a Json<'a>),
 }
 
 impl ValidationBody<'_> {
@@ -251,7 +253,7 @@ pub struct NumberedNames {
 }
 
 impl NumberedNames {
-    pub fn of(value: &Value) -> Self {
+    pub fn of(value: &Json<'_>) -> Self {
         let mut names = Self::default();
         names.add(value);
         names
@@ -265,11 +267,11 @@ impl NumberedNames {
         nesting < 64 && self.indexes >> nesting & 1 == 1
     }
 
-    fn add(&mut self, value: &Value) {
+    fn add(&mut self, value: &Json<'_>) {
         match value {
-            Value::String(s) => self.read(s),
-            Value::Array(items) => items.iter().for_each(|v| self.add(v)),
-            Value::Object(map) => map.iter().for_each(|(k, v)| {
+            Json::String(s) => self.read(s),
+            Json::Array(items) => items.iter().for_each(|v| self.add(v)),
+            Json::Object(map) => map.iter().for_each(|(k, v)| {
                 self.read(k);
                 self.add(v);
             }),
@@ -302,8 +304,8 @@ impl NumberedNames {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ForeachBody<'a> {
-    Pattern(Cow<'a, Value>),
-    AnyPattern(Vec<Cow<'a, Value>>),
+    Pattern(Cow<'a, Json<'a>>),
+    AnyPattern(Vec<Cow<'a, Json<'a>>>),
     Deny(Deny),
     Foreach(Vec<Foreach<'a>>),
 }
@@ -434,11 +436,11 @@ const AUTOGEN_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
 /// The settings are a Kyverno policy's `spec`, or the whole `ClusterPolicy`
 /// or `Policy` manifest. Returns `None` only when the document is not an
 /// object at all.
-pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicySpec<'a>> {
+pub fn parse<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<PolicySpec<'a>> {
     let is_manifest = settings.as_object().is_some_and(|m| {
         ["apiVersion", "kind", "spec"]
             .iter()
-            .any(|k| m.contains_key(*k))
+            .any(|k| m.contains_key(k))
     });
     if !is_manifest {
         return parse_spec(settings, diags);
@@ -496,7 +498,7 @@ pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicyS
         autogen = metadata
             .get("annotations")
             .and_then(|a| a.get(AUTOGEN_ANNOTATION))
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .map(str::to_string);
     }
     let Some(spec) = manifest.get("spec") else {
@@ -532,7 +534,7 @@ pub fn parse<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicyS
 
 /// The policy's `spec` within the settings: the settings themselves, or
 /// the `spec` of a whole policy manifest.
-pub fn spec_of(settings: &Value) -> &Value {
+pub fn spec_of<'s, 'a>(settings: &'s Json<'a>) -> &'s Json<'a> {
     match settings.get("spec") {
         Some(spec) if settings.get("kind").is_some() || settings.get("apiVersion").is_some() => {
             spec
@@ -542,7 +544,7 @@ pub fn spec_of(settings: &Value) -> &Value {
 }
 
 /// Parses a Kyverno policy's `spec`.
-fn parse_spec<'a>(settings: &'a Value, diags: &mut Diagnostics) -> Option<PolicySpec<'a>> {
+fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<PolicySpec<'a>> {
     let spec = Fields::open(
         settings,
         "",
@@ -620,7 +622,7 @@ const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"]
 
 /// Parses one `PolicyException` manifest, from the settings or the cluster.
 pub fn parse_exception(
-    value: &Value,
+    value: &Json<'_>,
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<PolicyException> {
@@ -641,7 +643,7 @@ pub fn parse_exception(
     let meta = |key: &str| {
         metadata
             .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .filter(|s| !s.is_empty())
     };
     let key = match (meta("namespace"), meta("name")) {
@@ -761,7 +763,7 @@ fn parse_overrides(
         .collect()
 }
 
-fn parse_rules<'a>(value: &'a Value, diags: &mut Diagnostics) -> Vec<Rule<'a>> {
+fn parse_rules<'a>(value: &'a Json<'a>, diags: &mut Diagnostics) -> Vec<Rule<'a>> {
     let Some(items) = value.as_array() else {
         diags.push("rules", "must be a list of rules");
         return Vec::new();
@@ -805,7 +807,11 @@ const RULE_NEUTRAL_FIELDS: &[&str] = &["skipBackgroundRequests", "reportProperti
 const OTHER_RULE_TYPES: &[&str] = &["mutate", "generate", "verifyImages", "imageExtractors"];
 
 /// Parses one rule (also used for rules autogen derives from the settings).
-pub fn parse_rule<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> Option<Rule<'a>> {
+pub fn parse_rule<'a>(
+    value: &'a Json<'a>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Rule<'a>> {
     let f = Fields::open(
         value,
         path,
@@ -875,7 +881,7 @@ pub fn parse_rule<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> 
 /// `match` (or, with `empty_is_none`, `exclude`: Kyverno treats an empty
 /// exclude block, `{}` or `{any: []}`, as no exclusion).
 fn parse_match(
-    value: &Value,
+    value: &Json<'_>,
     path: &str,
     empty_is_none: bool,
     diags: &mut Diagnostics,
@@ -983,7 +989,7 @@ fn parse_filter(f: &Fields<'_>, diags: &mut Diagnostics) -> ResourceFilter {
     }
 }
 
-fn parse_selector(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<LabelSelector> {
+fn parse_selector(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<LabelSelector> {
     let f = Fields::open(value, path, &[&["matchLabels", "matchExpressions"]], diags)?;
     let match_expressions = f
         .list("matchExpressions", diags)
@@ -1024,7 +1030,7 @@ const BODY_KEYS: &[&str] = &[
 ];
 
 fn parse_validation<'a>(
-    value: &'a Value,
+    value: &'a Json<'a>,
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<Validation<'a>> {
@@ -1100,10 +1106,10 @@ fn parse_body<'a>(
 }
 
 fn parse_any_pattern<'a>(
-    value: &'a Value,
+    value: &'a Json<'a>,
     path: &str,
     diags: &mut Diagnostics,
-) -> Option<Vec<Cow<'a, Value>>> {
+) -> Option<Vec<Cow<'a, Json<'a>>>> {
     match value.as_array() {
         Some(items) if !items.is_empty() => Some(items.iter().map(Cow::Borrowed).collect()),
         Some(_) => {
@@ -1117,7 +1123,7 @@ fn parse_any_pattern<'a>(
     }
 }
 
-fn parse_deny(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Deny> {
+fn parse_deny(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Deny> {
     let f = Fields::open(value, path, &[&["conditions"]], diags)?;
     Some(Deny {
         conditions: f
@@ -1126,7 +1132,11 @@ fn parse_deny(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Deny
     })
 }
 
-pub fn parse_conditions(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Conditions> {
+pub fn parse_conditions(
+    value: &Json<'_>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Conditions> {
     if let Some(items) = value.as_array() {
         let list = items
             .iter()
@@ -1150,7 +1160,7 @@ pub fn parse_conditions(value: &Value, path: &str, diags: &mut Diagnostics) -> O
     })
 }
 
-fn parse_condition(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Condition> {
+fn parse_condition(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Condition> {
     let f = Fields::open(
         value,
         path,
@@ -1162,15 +1172,15 @@ fn parse_condition(value: &Value, path: &str, diags: &mut Diagnostics) -> Option
         String::new()
     });
     Some(Condition {
-        key: f.get("key").cloned().unwrap_or(Value::Null),
+        key: f.get("key").map_or(Value::Null, Json::to_value),
         operator,
-        value: f.get("value").cloned().unwrap_or(Value::Null),
+        value: f.get("value").map_or(Value::Null, Json::to_value),
         message: f.string("message", diags),
     })
 }
 
 fn parse_foreach_list<'a>(
-    value: &'a Value,
+    value: &'a Json<'a>,
     path: &str,
     diags: &mut Diagnostics,
 ) -> Vec<Foreach<'a>> {
@@ -1185,7 +1195,11 @@ fn parse_foreach_list<'a>(
         .collect()
 }
 
-fn parse_foreach<'a>(value: &'a Value, path: &str, diags: &mut Diagnostics) -> Option<Foreach<'a>> {
+fn parse_foreach<'a>(
+    value: &'a Json<'a>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Foreach<'a>> {
     const KEYS: &[&str] = &["pattern", "anyPattern", "deny", "foreach"];
     let f = Fields::open(
         value,
@@ -1261,9 +1275,9 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         diags,
                     )?;
                     ContextSource::Variable {
-                        value: var.get("value").cloned(),
+                        value: var.get("value").map(Json::to_value),
                         jmes_path: var.string("jmesPath", diags),
-                        default: var.get("default").cloned(),
+                        default: var.get("default").map(Json::to_value),
                     }
                 }
                 ["configMap"] => {
@@ -1306,7 +1320,7 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                     ContextSource::ApiCall {
                         url_path,
                         jmes_path: call.string("jmesPath", diags),
-                        default: call.get("default").cloned(),
+                        default: call.get("default").map(Json::to_value),
                     }
                 }
                 ["imageRegistry"] => {
@@ -1347,7 +1361,7 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
 }
 
 fn parse_named_expression(
-    value: &Value,
+    value: &Json<'_>,
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<NamedExpression> {
@@ -1361,7 +1375,7 @@ fn parse_named_expression(
     })
 }
 
-fn parse_cel(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<Cel> {
+fn parse_cel(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Cel> {
     let f = Fields::open(
         value,
         path,
@@ -1508,7 +1522,11 @@ fn parse_params(cel: &Fields<'_>, diags: &mut Diagnostics) -> Option<Params> {
     })
 }
 
-fn parse_pod_security(value: &Value, path: &str, diags: &mut Diagnostics) -> Option<PodSecurity> {
+fn parse_pod_security(
+    value: &Json<'_>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<PodSecurity> {
     let f = Fields::open(value, path, &[&["level", "version", "exclude"]], diags)?;
     let exclude = f
         .list("exclude", diags)
@@ -1523,7 +1541,7 @@ fn parse_pod_security(value: &Value, path: &str, diags: &mut Diagnostics) -> Opt
 }
 
 fn parse_pod_security_exclude(
-    value: &Value,
+    value: &Json<'_>,
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<PodSecurityExclude> {
@@ -1544,7 +1562,7 @@ fn parse_pod_security_exclude(
 /// Reads the fields of one settings object, reporting unknown keys and
 /// wrongly typed values with their paths.
 struct Fields<'a> {
-    map: &'a Map<String, Value>,
+    map: &'a Map<'a>,
     path: String,
     /// No paths are built (see [`Diagnostics::quiet`]).
     quiet: bool,
@@ -1552,7 +1570,7 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn open(
-        value: &'a Value,
+        value: &'a Json<'a>,
         path: &str,
         known: &[&[&str]],
         diags: &mut Diagnostics,
@@ -1563,7 +1581,7 @@ impl<'a> Fields<'a> {
         };
         let mut listed = false;
         for key in map.keys() {
-            if known.iter().any(|group| group.contains(&key.as_str())) {
+            if known.iter().any(|group| group.contains(&key)) {
                 continue;
             }
             let candidates = known.iter().flat_map(|g| g.iter().copied());
@@ -1592,7 +1610,7 @@ impl<'a> Fields<'a> {
         })
     }
 
-    fn get(&self, key: &str) -> Option<&'a Value> {
+    fn get(&self, key: &str) -> Option<&'a Json<'a>> {
         self.map.get(key)
     }
 
@@ -1605,8 +1623,8 @@ impl<'a> Fields<'a> {
 
     fn string(&self, key: &str, diags: &mut Diagnostics) -> Option<String> {
         match self.get(key)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
+            Json::String(s) => Some(s.to_string()),
+            Json::Null => None,
             other => {
                 diags.push(
                     &self.path(key),
@@ -1619,8 +1637,8 @@ impl<'a> Fields<'a> {
 
     fn bool(&self, key: &str, diags: &mut Diagnostics) -> Option<bool> {
         match self.get(key)? {
-            Value::Bool(b) => Some(*b),
-            Value::Null => None,
+            Json::Bool(b) => Some(*b),
+            Json::Null => None,
             other => {
                 diags.push(
                     &self.path(key),
@@ -1632,10 +1650,10 @@ impl<'a> Fields<'a> {
     }
 
     /// The items of a list field, each with its path; reports a non-list.
-    fn list(&self, key: &str, diags: &mut Diagnostics) -> Vec<(String, &'a Value)> {
+    fn list(&self, key: &str, diags: &mut Diagnostics) -> Vec<(String, &'a Json<'a>)> {
         match self.get(key) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => {
                 let base = self.path(key);
                 items
                     .iter()
@@ -1662,7 +1680,7 @@ impl<'a> Fields<'a> {
 
     fn strings(&self, key: &str, diags: &mut Diagnostics) -> Vec<String> {
         // Paths are built only for the elements that are not strings.
-        let Some(Value::Array(items)) = self.get(key) else {
+        let Some(Json::Array(items)) = self.get(key) else {
             // Absent, null, or not a list (which `list` reports).
             self.list(key, diags);
             return Vec::new();
@@ -1671,7 +1689,7 @@ impl<'a> Fields<'a> {
             .iter()
             .enumerate()
             .filter_map(|(i, v)| match v {
-                Value::String(s) => Some(s.clone()),
+                Json::String(s) => Some(s.to_string()),
                 other => {
                     diags.push(
                         &index_path(&self.path(key), i),
@@ -1685,11 +1703,11 @@ impl<'a> Fields<'a> {
 
     fn string_map(&self, key: &str, diags: &mut Diagnostics) -> Vec<(String, String)> {
         match self.get(key) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(map)) => map
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Object(map)) => map
                 .iter()
                 .filter_map(|(k, v)| match v {
-                    Value::String(s) => Some((k.clone(), s.clone())),
+                    Json::String(s) => Some((k.to_string(), s.to_string())),
                     other => {
                         diags.push(
                             &key_path(&self.path(key), k),
@@ -1753,13 +1771,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
     previous.last().copied().unwrap_or(0)
 }
 
-pub fn type_name(value: &Value) -> &'static str {
+pub fn type_name(value: &Json<'_>) -> &'static str {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
     }
 }

@@ -1,0 +1,441 @@
+//! The settings as a JSON tree that borrows its text from the payload.
+//!
+//! policy-server sends the settings with every request, so reading them is
+//! paid per request. A `serde_json::Value` gives every string its own
+//! allocation and every object a B-tree node sized for eleven keys; for the
+//! 14 KB of Kyverno's Pod Security rules that is about 200 KB of fresh
+//! memory, which a fresh wasm instance pays for page by page. [`Json`]
+//! borrows strings that need no unescaping and sizes lists and objects
+//! exactly (about 25 KB for the same settings). Objects keep their keys
+//! sorted and unique, the last duplicate winning, so they read and iterate
+//! exactly as a `serde_json::Value` would.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Number, Value};
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Json<'a> {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Cow<'a, str>),
+    Array(Box<[Json<'a>]>),
+    Object(Map<'a>),
+}
+
+/// An object's entries, sorted by key, keys unique.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Map<'a>(Box<[(Cow<'a, str>, Json<'a>)]>);
+
+impl<'a> Map<'a> {
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json<'a>)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_ref())
+    }
+
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Json<'a>> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// An object from entries in any order; the last of equal keys wins.
+    pub fn from_entries(mut entries: Vec<(Cow<'a, str>, Json<'a>)>) -> Self {
+        sort_unique(&mut entries);
+        Self(entries.into_boxed_slice())
+    }
+}
+
+impl<'a> Json<'a> {
+    /// Parses JSON text, borrowing every string that has no escapes.
+    pub fn parse(text: &'a [u8]) -> Result<Self, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_slice(text);
+        let value = Seed(&mut Scratch::default()).deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
+
+    /// A view of a `serde_json::Value`, borrowing its strings.
+    pub fn borrow(value: &'a Value) -> Self {
+        match value {
+            Value::Null => Self::Null,
+            Value::Bool(b) => Self::Bool(*b),
+            Value::Number(n) => Self::Number(n.clone()),
+            Value::String(s) => Self::String(Cow::Borrowed(s)),
+            Value::Array(items) => Self::Array(items.iter().map(Self::borrow).collect()),
+            // A `serde_json::Map` is already sorted with unique keys.
+            Value::Object(map) => Self::Object(Map(map
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(k.as_str()), Self::borrow(v)))
+                .collect())),
+        }
+    }
+
+    /// An owned tree from a `serde_json::Value`.
+    pub fn owned(value: Value) -> Json<'static> {
+        match value {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(b),
+            Value::Number(n) => Json::Number(n),
+            Value::String(s) => Json::String(Cow::Owned(s)),
+            Value::Array(items) => Json::Array(items.into_iter().map(Json::owned).collect()),
+            Value::Object(map) => Json::Object(Map(map
+                .into_iter()
+                .map(|(k, v)| (Cow::Owned(k), Json::owned(v)))
+                .collect())),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            Self::Null => Value::Null,
+            Self::Bool(b) => Value::Bool(*b),
+            Self::Number(n) => Value::Number(n.clone()),
+            Self::String(s) => Value::String(s.to_string()),
+            Self::Array(items) => Value::Array(items.iter().map(Self::to_value).collect()),
+            Self::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.as_object().and_then(|m| m.get(key))
+    }
+
+    pub fn as_object(&self) -> Option<&Map<'a>> {
+        match self {
+            Self::Object(map) => Some(map),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Json<'a>]> {
+        match self {
+            Self::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Self::Number(n) => n.as_i64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Self::Number(n) => n.as_u64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Self::Number(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Null)
+    }
+
+    pub fn is_string(&self) -> bool {
+        matches!(self, Self::String(_))
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self, Self::Object(_))
+    }
+
+    pub fn is_array(&self) -> bool {
+        matches!(self, Self::Array(_))
+    }
+}
+
+impl From<&Json<'_>> for Value {
+    fn from(json: &Json<'_>) -> Self {
+        json.to_value()
+    }
+}
+
+impl fmt::Display for Json<'_> {
+    /// Compact JSON, as `serde_json::Value` prints.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Null => serializer.serialize_unit(),
+            Self::Bool(b) => serializer.serialize_bool(*b),
+            Self::Number(n) => n.serialize(serializer),
+            Self::String(s) => serializer.serialize_str(s),
+            Self::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items.iter() {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Self::Object(map) => {
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                for (k, v) in map.iter() {
+                    out.serialize_entry(k, v)?;
+                }
+                out.end()
+            }
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let json: Json<'de> = Seed(&mut Scratch::default()).deserialize(deserializer)?;
+        Ok(json)
+    }
+}
+
+/// Shared stacks the lists and objects being read collect into, so each
+/// is allocated once at its exact size instead of growing by doubling.
+#[derive(Default)]
+struct Scratch<'a> {
+    items: Vec<Json<'a>>,
+    entries: Vec<(Cow<'a, str>, Json<'a>)>,
+}
+
+struct Seed<'s, 'a>(&'s mut Scratch<'a>);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_, 'de> {
+    type Value = Json<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Seed<'_, 'de> {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool(b))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(n.into()))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(n.into()))
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Json<'de>, E> {
+        // As serde_json: a float JSON cannot hold (never parsed) is null.
+        Ok(Number::from_f64(n).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(s)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(s.to_owned())))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(s)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        let scratch = self.0;
+        let base = scratch.items.len();
+        while let Some(item) = seq.next_element_seed(Seed(&mut *scratch))? {
+            scratch.items.push(item);
+        }
+        Ok(Json::Array(
+            scratch.items.split_off(base).into_boxed_slice(),
+        ))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let scratch = self.0;
+        let base = scratch.entries.len();
+        while let Some(Key(key)) = map.next_key()? {
+            let value = map.next_value_seed(Seed(&mut *scratch))?;
+            scratch.entries.push((key, value));
+        }
+        let mut entries = scratch.entries.split_off(base);
+        sort_unique(&mut entries);
+        Ok(Json::Object(Map(entries.into_boxed_slice())))
+    }
+}
+
+/// Sorts entries by key, keeping the last of equal keys (as a JSON object
+/// read into a map does).
+fn sort_unique<T>(entries: &mut Vec<(Cow<'_, str>, T)>) {
+    // Stable, so equal keys stay in document order.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut i = 1;
+    while i < entries.len() {
+        let same = matches!((entries.get(i - 1), entries.get(i)), (Some(a), Some(b)) if a.0 == b.0);
+        if same {
+            entries.remove(i - 1);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// An object key, borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+
+            fn visit_string<E>(self, s: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_as_serde_json_does() {
+        let cases = [
+            ("scalars", r#"[null, true, 1, -2, 2.5, "x"]"#),
+            ("nested", r#"{"b": {"y": [1, {"z": null}]}, "a": "t"}"#),
+            ("escapes", r#"{"k\"ey": "line\nbreak \u00e9"}"#),
+            ("duplicate_keys_last_wins", r#"{"a": 1, "b": 2, "a": 3}"#),
+            ("empty", r#"{"a": {}, "b": []}"#),
+            (
+                "big_numbers",
+                r#"[18446744073709551615, -9223372036854775808, 1e300]"#,
+            ),
+        ];
+        for (name, text) in cases {
+            let expected: Value = serde_json::from_str(text).unwrap();
+            let json = Json::parse(text.as_bytes()).unwrap();
+            assert_eq!(json.to_value(), expected, "{name}");
+            assert_eq!(json.to_string(), expected.to_string(), "{name}: printed");
+            assert_eq!(Json::borrow(&expected), json, "{name}: borrowed view");
+            assert_eq!(Json::owned(expected.clone()), json, "{name}: owned");
+        }
+    }
+
+    #[test]
+    fn strings_without_escapes_are_borrowed() {
+        let json = Json::parse(br#"{"plain": "text", "esc\naped": "a\tb"}"#).unwrap();
+        let map = json.as_object().unwrap();
+        let (plain_key, plain) = map.iter().find(|(k, _)| *k == "plain").unwrap();
+        assert_eq!(plain_key, "plain");
+        assert!(matches!(plain, Json::String(Cow::Borrowed("text"))));
+        assert!(matches!(map.get("esc\naped"), Some(Json::String(Cow::Owned(s))) if s == "a\tb"));
+    }
+
+    #[test]
+    fn objects_read_by_key_in_sorted_order() {
+        let json = Json::parse(br#"{"zeta": 1, "alpha": 2, "mid": {"b": 1, "a": 2}}"#).unwrap();
+        let map = json.as_object().unwrap();
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["alpha", "mid", "zeta"]);
+        assert_eq!(json.get("alpha"), Some(&Json::Number(2.into())));
+        assert_eq!(
+            json.get("mid").and_then(|m| m.get("a")),
+            Some(&Json::Number(2.into()))
+        );
+        assert_eq!(json.get("missing"), None);
+    }
+
+    #[test]
+    fn rejects_what_serde_json_rejects() {
+        for text in ["{", r#"{"a": 1,}"#, "[1 2]", "nul", r#"{"a": 1} x"#] {
+            assert!(Json::parse(text.as_bytes()).is_err(), "{text}");
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let text = "[".repeat(100_000);
+        assert!(Json::parse(text.as_bytes()).is_err());
+    }
+}

@@ -123,25 +123,26 @@ pub fn can_autogen(rules: &[Json<'_>]) -> bool {
         if rule.get("generate").is_some() {
             return false;
         }
-        let mut descriptions = Vec::new();
-        for key in ["match", "exclude"] {
-            if let Some(m) = rule.get(key) {
-                descriptions.extend(m.get("resources"));
-                for block in ["any", "all"] {
-                    for filter in m.get(block).and_then(Json::as_array).into_iter().flatten() {
-                        descriptions.extend(filter.get("resources"));
-                    }
-                }
-            }
-        }
+        // Each block's legacy `resources`, then those of its `any` and
+        // `all` filters.
+        let descriptions = ["match", "exclude"]
+            .into_iter()
+            .filter_map(|key| rule.get(key))
+            .flat_map(|m| {
+                let filters = ["any", "all"]
+                    .into_iter()
+                    .filter_map(|block| m.get(block).and_then(Json::as_array))
+                    .flatten()
+                    .filter_map(|filter| filter.get("resources"));
+                m.get("resources").into_iter().chain(filters)
+            });
         for description in descriptions {
-            let kinds: Vec<&str> = description
+            let kinds = description
                 .get("kinds")
                 .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_str)
-                .collect();
+                .unwrap_or_default()
+                .iter()
+                .filter_map(Json::as_str);
             let has = |k: &str| description.get(k).is_some_and(|v| !v.is_null());
             let names = description
                 .get("names")
@@ -155,13 +156,13 @@ pub fn can_autogen(rules: &[Json<'_>]) -> bool {
                 || names
                 || has("selector")
                 || has("annotations")
-                || (kinds.len() > 1 && contains_kind(&kinds, "Pod"))
+                || (kinds.clone().nth(1).is_some() && contains_kind(kinds.clone(), "Pod"))
             {
                 return false;
             }
             needed |= kinds
-                .iter()
-                .any(|k| *k == "Pod" || POD_CONTROLLERS.contains(k));
+                .clone()
+                .any(|k| k == "Pod" || POD_CONTROLLERS.contains(&k));
         }
     }
     needed
@@ -220,10 +221,9 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
     if rule.name.starts_with("autogen-") {
         return None;
     }
-    let match_kinds = typed_kinds(Some(&rule.match_resources));
     let exclude_kinds = typed_kinds(rule.exclude.as_ref());
-    if !contains_kind(&match_kinds, "Pod")
-        || (!exclude_kinds.is_empty() && !contains_kind(&exclude_kinds, "Pod"))
+    if !contains_kind(typed_kinds(Some(&rule.match_resources)), "Pod")
+        || (exclude_kinds.clone().next().is_some() && !contains_kind(exclude_kinds, "Pod"))
     {
         return None;
     }
@@ -289,17 +289,11 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
     // is the controller rule wrapped once more, with every filter renamed.
     let kinds: &[&str] = &[kind];
     let retarget = |block: &MatchResources, exclude: bool| {
-        // Rewritten first (one copy), then renamed in place: the new kinds
-        // hold no text the rewrite changes.
-        let mut block = r.match_resources(block);
-        retarget_kinds(&mut block, kinds, false, exclude);
-        if kinds_everywhere {
-            retarget_kinds(&mut block, kinds, true, exclude);
-        }
-        block
+        retargeted(&r, block, kinds, kinds_everywhere, exclude)
     };
+    let name = truncate_name(name);
     Some(Rule {
-        name: r.text(&truncate_name(&name)),
+        name: r.owned_text(name),
         path: rule.path.clone(),
         match_resources: retarget(&rule.match_resources, false),
         exclude: rule.exclude.as_ref().map(|e| retarget(e, true)),
@@ -322,57 +316,66 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
 }
 
 /// Every kind a parsed `match`/`exclude` names ([`block_kinds`]).
-fn typed_kinds(block: Option<&MatchResources>) -> Vec<&str> {
-    let Some(block) = block else {
-        return Vec::new();
-    };
+fn typed_kinds(block: Option<&MatchResources>) -> impl Iterator<Item = &str> + Clone {
     block
-        .legacy
-        .as_deref()
         .into_iter()
-        .chain(&block.all)
-        .chain(&block.any)
+        .flat_map(|block| {
+            block
+                .legacy
+                .as_deref()
+                .into_iter()
+                .chain(&block.all)
+                .chain(&block.any)
+        })
         .filter_map(|f| f.resources.as_ref())
         .flat_map(|r| r.kinds.iter().map(String::as_str))
-        .collect()
 }
 
-/// [`replace_kinds`] on a parsed block.
-fn retarget_kinds(
-    block: &mut MatchResources,
+/// Which list of a `match`/`exclude` block a filter is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Filters {
+    Any,
+    All,
+    Legacy,
+}
+
+/// [`replace_kinds`] on a parsed block: the block rewritten, its filters
+/// naming `kinds` where Kyverno renames them (every filter with resources
+/// when `every_filter`, else those naming Pod), in one copy.
+fn retargeted(
+    r: &Rewrite,
+    block: &MatchResources,
     kinds: &[&str],
     every_filter: bool,
     is_exclude: bool,
-) {
+) -> MatchResources {
     let new_kinds = || kinds.iter().map(|k| (*k).to_string()).collect::<Vec<_>>();
-    let filters = if !block.any.is_empty() {
-        Some(&mut block.any)
+    let renamed = if !block.any.is_empty() {
+        Filters::Any
     } else if !block.all.is_empty() {
-        Some(&mut block.all)
+        Filters::All
     } else {
-        None
+        Filters::Legacy
     };
-    match filters {
-        Some(filters) => {
-            for filter in filters {
-                if let Some(resources) = &mut filter.resources {
-                    if every_filter || contains_kind(&resources.kinds, "Pod") {
-                        resources.kinds = new_kinds();
-                    }
-                }
-            }
+    let mut copy = r.match_resources(block, |list, old| {
+        if list == renamed && list != Filters::Legacy && (every_filter || contains_kind(old, "Pod"))
+        {
+            new_kinds()
+        } else {
+            r.texts(old)
         }
-        None => {
-            let resources = block
-                .legacy
-                .get_or_insert_with(Default::default)
-                .resources
-                .get_or_insert_with(Default::default);
-            if !is_exclude || !resources.kinds.is_empty() {
-                resources.kinds = new_kinds();
-            }
+    });
+    if renamed == Filters::Legacy {
+        let resources = copy
+            .legacy
+            .get_or_insert_with(Default::default)
+            .resources
+            .get_or_insert_with(Default::default);
+        if !is_exclude || !resources.kinds.is_empty() {
+            resources.kinds = new_kinds();
         }
     }
+    copy
 }
 
 /// Kyverno's `updateFields` string rewrite, on parsed rule parts.
@@ -381,6 +384,15 @@ struct Rewrite(&'static [(&'static str, &'static str); 4]);
 impl Rewrite {
     fn text(&self, s: &str) -> String {
         rewrite_text(s, self.0).into_owned()
+    }
+
+    /// [`Rewrite::text`] keeping `s` when nothing in it changes.
+    fn owned_text(&self, s: String) -> String {
+        if needs_rewrite(&s, self.0) {
+            self.text(&s)
+        } else {
+            s
+        }
     }
 
     fn opt(&self, s: &Option<String>) -> Option<String> {
@@ -426,10 +438,16 @@ impl Rewrite {
         }
     }
 
-    fn match_resources(&self, m: &MatchResources) -> MatchResources {
-        let filter = |f: &ResourceFilter| ResourceFilter {
+    /// A block rewritten, with the kinds of each filter as `kinds` gives
+    /// them from the filter's list and its own kinds.
+    fn match_resources(
+        &self,
+        m: &MatchResources,
+        kinds: impl Fn(Filters, &[String]) -> Vec<String>,
+    ) -> MatchResources {
+        let filter = |list: Filters, f: &ResourceFilter| ResourceFilter {
             resources: f.resources.as_ref().map(|d| ResourceDescription {
-                kinds: self.texts(&d.kinds),
+                kinds: kinds(list, &d.kinds),
                 name: self.opt(&d.name),
                 names: self.texts(&d.names),
                 namespaces: self.texts(&d.namespaces),
@@ -451,9 +469,12 @@ impl Rewrite {
             cluster_roles: self.texts(&f.cluster_roles),
         };
         MatchResources {
-            any: m.any.iter().map(filter).collect(),
-            all: m.all.iter().map(filter).collect(),
-            legacy: m.legacy.as_deref().map(|f| Box::new(filter(f))),
+            any: m.any.iter().map(|f| filter(Filters::Any, f)).collect(),
+            all: m.all.iter().map(|f| filter(Filters::All, f)).collect(),
+            legacy: m
+                .legacy
+                .as_deref()
+                .map(|f| Box::new(filter(Filters::Legacy, f))),
         }
     }
 
@@ -633,7 +654,10 @@ fn wrap_rule(
     let source = rule.as_object()?;
     let validate = source.get("validate")?.as_object()?;
     let mut out = Map::new();
-    out.insert("name".into(), Value::String(truncate_name(name)));
+    out.insert(
+        "name".into(),
+        Value::String(truncate_name(name.to_string())),
+    );
     for key in ["match", "exclude"] {
         if let Some(block) = source.get(key) {
             out.insert(
@@ -720,7 +744,7 @@ fn replace_kinds(block: &Value, kinds: &[&str], every_filter: bool, is_exclude: 
                     else {
                         continue;
                     };
-                    let names_pod = contains_kind(&string_list(resources.get("kinds")), "Pod");
+                    let names_pod = contains_kind(string_list(resources.get("kinds")), "Pod");
                     if every_filter || names_pod {
                         resources.insert("kinds".into(), new_kinds.clone());
                     }
@@ -815,12 +839,13 @@ fn rewrite_text<'s>(s: &'s str, table: &[(&str, &str); 4]) -> Cow<'s, str> {
     }))
 }
 
-fn truncate_name(name: &str) -> String {
+fn truncate_name(mut name: String) -> String {
     let mut end = name.len().min(63);
     while !name.is_char_boundary(end) {
         end -= 1;
     }
-    name.get(..end).unwrap_or(name).to_string()
+    name.truncate(end);
+    name
 }
 
 /// Every kind named in a `match`/`exclude` block (legacy, `all`, `any`).

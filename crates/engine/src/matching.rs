@@ -465,8 +465,12 @@ pub fn check_kind(kinds: &[String], gvk: &Gvk, sub_resource: &str) -> bool {
 
 /// Kyverno's `ContainsKind`: whether a kind list names `kind`, whatever
 /// group, version or subresource it adds.
-pub fn contains_kind<S: AsRef<str>>(list: &[S], kind: &str) -> bool {
-    list.iter().any(|selector| {
+pub fn contains_kind<I>(list: I, kind: &str) -> bool
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    list.into_iter().any(|selector| {
         let selector = selector.as_ref();
         // A bare kind (most selectors) is its own kind part.
         if !selector.contains(['/', '.']) {
@@ -835,8 +839,8 @@ mod tests {
             assert_eq!(got, (g, v, k, s), "{input}");
         }
         let kinds = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(contains_kind(&kinds(&["v1/Pod"]), "Pod"));
-        assert!(contains_kind(&kinds(&["Pod/status"]), "Pod"));
-        assert!(!contains_kind(&kinds(&["Deployment"]), "Pod"));
+        assert!(contains_kind(kinds(&["v1/Pod"]), "Pod"));
+        assert!(contains_kind(kinds(&["Pod/status"]), "Pod"));
+        assert!(!contains_kind(kinds(&["Deployment"]), "Pod"));
     }
 }

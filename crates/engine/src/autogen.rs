@@ -293,7 +293,7 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
     };
     let name = truncate_name(name);
     Some(Rule {
-        name: r.owned_text(name),
+        name: r.owned_text(name).into(),
         path: rule.path.clone(),
         match_resources: retarget(&rule.match_resources, false),
         exclude: rule.exclude.as_ref().map(|e| retarget(e, true)),
@@ -301,7 +301,7 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
         preconditions: rule.preconditions.as_ref().map(|c| r.conditions(c)),
         cel_preconditions: rule.cel_preconditions.iter().map(|e| r.named(e)).collect(),
         validate: Validation {
-            message: r.opt(&rule.validate.message),
+            message: rule.validate.message.as_ref().map(|m| r.cow(m)),
             failure_action: rule.validate.failure_action,
             failure_action_overrides: rule
                 .validate
@@ -384,6 +384,14 @@ struct Rewrite(&'static [(&'static str, &'static str); 4]);
 impl Rewrite {
     fn text(&self, s: &str) -> String {
         rewrite_text(s, self.0).into_owned()
+    }
+
+    /// [`Rewrite::text`], borrowing what it borrowed when nothing changes.
+    fn cow<'a>(&self, s: &Cow<'a, str>) -> Cow<'a, str> {
+        match s {
+            Cow::Borrowed(s) => rewrite_text(s, self.0),
+            Cow::Owned(s) => Cow::Owned(self.text(s)),
+        }
     }
 
     /// [`Rewrite::text`] keeping `s` when nothing in it changes.

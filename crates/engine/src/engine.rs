@@ -205,7 +205,7 @@ pub fn evaluate(
                 (i, failure_action(spec, rule, target.namespace, labels))
             })
             .collect();
-        let rule_name = |i: usize| all().nth(i).map(|r| r.name.as_str()).unwrap_or("");
+        let rule_name = |i: usize| all().nth(i).map(|r| r.name.as_ref()).unwrap_or("");
         cluster_exceptions = match &exception_key {
             Some(_) if !selected.is_empty() => exceptions::from_cluster(cluster),
             _ => Vec::new(),
@@ -290,7 +290,7 @@ pub fn evaluate(
             Ok(list) => list,
             Err(e) => {
                 outcomes.push(RuleOutcome {
-                    rule: rule.name.clone(),
+                    rule: rule.name.to_string(),
                     status: RuleStatus::Error,
                     message: e,
                     action,
@@ -311,7 +311,7 @@ pub fn evaluate(
             } else {
                 if !exempted.is_empty() {
                     outcomes.push(RuleOutcome {
-                        rule: rule.name.clone(),
+                        rule: rule.name.to_string(),
                         status: RuleStatus::Skip,
                         message: exceptions::skip_message(&exempted),
                         action,
@@ -343,7 +343,7 @@ pub fn evaluate(
             message = exceptions::skip_message(&exempted);
         }
         outcomes.push(RuleOutcome {
-            rule: rule.name.clone(),
+            rule: rule.name.to_string(),
             status,
             message,
             action,

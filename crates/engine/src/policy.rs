@@ -68,7 +68,7 @@ pub fn compile_rule<'a>(
         .as_ref()
         .filter(|m| crate::variables::has_variables(m))
         .map(|m| {
-            let doc = Document::compile(&Value::String(m.clone()), "", delete);
+            let doc = Document::compile(&Value::String(m.to_string()), "", delete);
             crate::variables::report_problems(&doc, &message_path, diags);
             crate::variables::check_no_element(&doc, &message_path, diags);
             doc

@@ -108,7 +108,7 @@ pub struct ExceptionTarget {
 /// copied out of the settings).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule<'a> {
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Where the rule sits in the settings (`rules[2]`), for messages.
     pub path: String,
     pub match_resources: MatchResources,
@@ -172,7 +172,7 @@ pub struct Subject {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validation<'a> {
-    pub message: Option<String>,
+    pub message: Option<Cow<'a, str>>,
     pub failure_action: Option<FailureAction>,
     pub failure_action_overrides: Vec<FailureActionOverride>,
     pub body: ValidationBody<'a>,
@@ -828,9 +828,9 @@ pub fn parse_rule<'a>(
             );
         }
     }
-    let name = f.string("name", diags).unwrap_or_else(|| {
+    let name = f.text("name", diags).unwrap_or_else(|| {
         diags.push(path, "`name` is required");
-        String::new()
+        Cow::Borrowed("")
     });
     let match_resources = match f.get("match") {
         Some(v) => parse_match(v, &f.path("match"), false, diags),
@@ -1079,7 +1079,7 @@ fn parse_validation<'a>(
         .string("failureAction", diags)
         .map(|text| parse_failure_action(&text, &f.path("failureAction"), diags));
     Some(Validation {
-        message: f.string("message", diags),
+        message: f.text("message", diags),
         failure_action,
         failure_action_overrides: parse_overrides(&f, "failureActionOverrides", diags),
         body,
@@ -1621,9 +1621,11 @@ impl<'a> Fields<'a> {
         key_path(&self.path, key)
     }
 
-    fn string(&self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+    /// [`Fields::string`] borrowed from the settings.
+    fn text(&self, key: &str, diags: &mut Diagnostics) -> Option<Cow<'a, str>> {
         match self.get(key)? {
-            Json::String(s) => Some(s.to_string()),
+            Json::String(Cow::Borrowed(s)) => Some(Cow::Borrowed(s)),
+            Json::String(Cow::Owned(s)) => Some(Cow::Owned(s.clone())),
             Json::Null => None,
             other => {
                 diags.push(
@@ -1633,6 +1635,10 @@ impl<'a> Fields<'a> {
                 None
             }
         }
+    }
+
+    fn string(&self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+        self.text(key, diags).map(Cow::into_owned)
     }
 
     fn bool(&self, key: &str, diags: &mut Diagnostics) -> Option<bool> {

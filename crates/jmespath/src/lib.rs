@@ -25,6 +25,7 @@ mod functions;
 pub mod go;
 pub mod images;
 pub mod kyverno;
+mod parser;
 mod time;
 pub mod types;
 pub mod wildcard;
@@ -33,7 +34,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use jmespath::ast::{Ast, Comparator};
 use serde_json::{Map, Value};
 
 use types::Signature;
@@ -182,6 +182,20 @@ enum Node {
     MultiHash(Vec<(String, Node)>),
     Function(Function, Vec<Node>),
     Expref(Box<Node>),
+    /// A call of a function no registry has: the parser's, which compiling
+    /// turns into [`CompileError::UnknownFunction`]; never evaluated.
+    Unresolved(String, Vec<Node>),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comparator {
+    Equal,
+    NotEqual,
+    LessThan,
+    LessThanEqual,
+    GreaterThan,
+    GreaterThanEqual,
 }
 
 /// A resolved function: Kyverno's registry wins over the standard one, as
@@ -224,8 +238,7 @@ impl Query {
         if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
             return Err(CompileError::TooDeep);
         }
-        let ast = jmespath::parse(text).map_err(|e| CompileError::Syntax(syntax_error(&e)))?;
-        convert(&ast, text, 0)
+        parser::parse(text)
     }
 
     pub fn text(&self) -> &str {
@@ -319,82 +332,7 @@ fn nesting(text: &str) -> usize {
     max
 }
 
-fn convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, CompileError> {
-    if depth > 4 * MAX_DEPTH {
-        return Err(CompileError::TooDeep);
-    }
-    let sub = |a: &Ast| convert(a, text, depth + 1).map(Box::new);
-    Ok(match ast {
-        Ast::Identity { .. } => Node::Identity,
-        Ast::Field { name, .. } => Node::Field(name.clone()),
-        Ast::Index { idx, .. } => Node::Index(*idx),
-        Ast::Slice {
-            start, stop, step, ..
-        } => Node::Slice {
-            start: *start,
-            stop: *stop,
-            step: *step,
-        },
-        Ast::Literal { value, .. } => {
-            Node::Literal(serde_json::to_value(&**value).unwrap_or(Value::Null))
-        }
-        Ast::Subexpr { offset, lhs, rhs } => {
-            // The crate parses `a | b` and `a.b` into the same node; the
-            // token at `offset` tells them apart.
-            if text.chars().nth(*offset) == Some('|') {
-                Node::Pipe(sub(lhs)?, sub(rhs)?)
-            } else {
-                Node::Subexpr(sub(lhs)?, sub(rhs)?)
-            }
-        }
-        Ast::Projection { lhs, rhs, .. } => Node::Projection(sub(lhs)?, sub(rhs)?),
-        Ast::ObjectValues { node, .. } => Node::ObjectValues(sub(node)?),
-        Ast::Flatten { node, .. } => Node::Flatten(sub(node)?),
-        Ast::Condition {
-            predicate, then, ..
-        } => Node::Condition(sub(predicate)?, sub(then)?),
-        Ast::Comparison {
-            comparator,
-            lhs,
-            rhs,
-            ..
-        } => Node::Comparison(comparator.clone(), sub(lhs)?, sub(rhs)?),
-        Ast::And { lhs, rhs, .. } => Node::And(sub(lhs)?, sub(rhs)?),
-        Ast::Or { lhs, rhs, .. } => Node::Or(sub(lhs)?, sub(rhs)?),
-        Ast::Not { node, .. } => Node::Not(sub(node)?),
-        Ast::MultiList { elements, .. } => Node::MultiList(
-            elements
-                .iter()
-                .map(|e| convert(e, text, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
-        Ast::MultiHash { elements, .. } => Node::MultiHash(
-            elements
-                .iter()
-                .map(|kv| Ok((kv.key.clone(), convert(&kv.value, text, depth + 1)?)))
-                .collect::<Result<_, CompileError>>()?,
-        ),
-        Ast::Expref { .. } => return Err(CompileError::MisplacedExpref),
-        Ast::Function { name, args, .. } => {
-            let function = kyverno::signature(name)
-                .map(Function::Kyverno)
-                .or_else(|| functions::signature(name).map(Function::Standard))
-                .ok_or_else(|| CompileError::UnknownFunction(name.clone()))?;
-            let signature = function.signature();
-            check_arity(signature, args.len())?;
-            let args = args
-                .iter()
-                .map(|a| match a {
-                    Ast::Expref { ast, .. } => Ok(Node::Expref(sub(ast)?)),
-                    other => convert(other, text, depth + 1),
-                })
-                .collect::<Result<_, _>>()?;
-            Node::Function(function, args)
-        }
-    })
-}
-
-fn check_arity(signature: &Signature, actual: usize) -> Result<(), CompileError> {
+pub(crate) fn check_arity(signature: &Signature, actual: usize) -> Result<(), CompileError> {
     let declared = signature.args.len();
     let ok = if signature.variadic {
         actual >= declared
@@ -428,11 +366,18 @@ const NULL: Value = Value::Null;
 /// A parser error in words: what was expected, what was found, and where
 /// (`syntax error at column 10: expected a value, found the end of the
 /// expression (after `request.[`)`).
-fn syntax_error(e: &jmespath::JmespathError) -> String {
-    let reason = match &e.reason {
-        jmespath::ErrorReason::Parse(p) => p.as_str(),
-        jmespath::ErrorReason::Runtime(_) => "",
-    };
+pub(crate) fn syntax_error(text: &str, offset: usize, reason: &str) -> String {
+    // Lines and columns as the `jmespath` crate counts them: characters,
+    // up to the offset taken as a character count.
+    let (mut line, mut column) = (0usize, 0usize);
+    for c in text.chars().take(offset) {
+        if c == '\n' {
+            line += 1;
+            column = 0;
+        } else {
+            column += 1;
+        }
+    }
     let (expected, found) = reason.split_once(" -- found ").unwrap_or((reason, ""));
     let expected = match expected {
         "Unexpected nud token" => "a value".to_string(),
@@ -440,15 +385,14 @@ fn syntax_error(e: &jmespath::JmespathError) -> String {
     };
     let found = token_words(found);
     // The parser counts columns from 0 on the error's line.
-    let column = e.column + 1;
-    let before: String = e
-        .expression
+    let before: String = text
         .lines()
-        .nth(e.line)
+        .nth(line)
         .unwrap_or("")
         .chars()
-        .take(e.column)
+        .take(column)
         .collect();
+    let column = column + 1;
     let place = if before.trim().is_empty() {
         "at the start".to_string()
     } else {
@@ -659,6 +603,10 @@ fn eval_scoped<'a>(
         }
         Node::Expref(_) => Ok(Cow::Borrowed(&NULL)),
         Node::Function(function, args) => call(*function, args, data, scope).map(Cow::Owned),
+        // Compiling rejects it; kept as go-jmespath names the problem.
+        Node::Unresolved(name, _) => {
+            Err(SearchError::Function(format!("unknown function: {name}()")))
+        }
     }
 }
 
@@ -768,7 +716,9 @@ fn reads_field(node: &Node, name: &str) -> bool {
         Node::Condition(a, b) | Node::Comparison(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
             here(a) || here(b)
         }
-        Node::MultiList(items) | Node::Function(_, items) => items.iter().any(here),
+        Node::MultiList(items) | Node::Function(_, items) | Node::Unresolved(_, items) => {
+            items.iter().any(here)
+        }
         Node::MultiHash(items) => items.iter().any(|(_, n)| here(n)),
     }
 }

@@ -65,12 +65,6 @@ impl<'a> Map<'a> {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-
-    /// An object from entries in any order; the last of equal keys wins.
-    pub fn from_entries(mut entries: Vec<(Cow<'a, str>, Json<'a>)>) -> Self {
-        sort_unique(&mut entries);
-        Self(entries.into_boxed_slice())
-    }
 }
 
 impl<'a> Json<'a> {
@@ -153,54 +147,12 @@ impl<'a> Json<'a> {
         }
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Self::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            Self::Number(n) => n.as_i64(),
-            _ => None,
-        }
-    }
-
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            Self::Number(n) => n.as_u64(),
-            _ => None,
-        }
-    }
-
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            Self::Number(n) => n.as_f64(),
-            _ => None,
-        }
-    }
-
     pub fn is_null(&self) -> bool {
         matches!(self, Self::Null)
     }
 
     pub fn is_string(&self) -> bool {
         matches!(self, Self::String(_))
-    }
-
-    pub fn is_object(&self) -> bool {
-        matches!(self, Self::Object(_))
-    }
-
-    pub fn is_array(&self) -> bool {
-        matches!(self, Self::Array(_))
-    }
-}
-
-impl From<&Json<'_>> for Value {
-    fn from(json: &Json<'_>) -> Self {
-        json.to_value()
     }
 }
 

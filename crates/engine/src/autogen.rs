@@ -427,7 +427,8 @@ impl Rewrite {
     fn pattern<'a>(&self, pattern: &Cow<'a, Json<'a>>) -> Cow<'a, Json<'a>> {
         match pattern {
             Cow::Borrowed(v) if !json_needs_rewrite(v, self.0) => Cow::Borrowed(*v),
-            other => Cow::Owned(Json::owned(self.value(&other.to_value()))),
+            // `to_value` is already a copy: rewrite it in place.
+            other => Cow::Owned(Json::owned(rewrite_strings(other.to_value(), self.0))),
         }
     }
 

@@ -120,15 +120,10 @@ pub(crate) fn parse(text: &str) -> Result<Node, CompileError> {
         offset: 0,
     };
     let node = parser.expression(0).map_err(syntax)?;
-    if let Some(token) = parser.peek(0).filter(|t| **t != Token::Eof) {
-        let reason = format!(
-            "Did not parse the complete expression -- found {}",
-            token.name()
-        );
-        return Err(syntax(SyntaxError {
-            offset: parser.peek_offset(),
-            reason,
-        }));
+    if *parser.peek_token() != Token::Eof {
+        return Err(syntax(
+            parser.peek_error("Did not parse the complete expression"),
+        ));
     }
     check(&node, 0)?;
     Ok(node)

@@ -237,7 +237,7 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
             };
             (
                 format!("autogen-cronjob-{}", rule.name),
-                &["template", "jobTemplate"],
+                &["spec", "jobTemplate", "spec", "template"],
                 table,
                 true,
             )
@@ -249,7 +249,7 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
             };
             (
                 format!("autogen-{}", rule.name),
-                &["template"],
+                &["spec", "template"],
                 table,
                 false,
             )
@@ -828,24 +828,60 @@ fn json_needs_rewrite(value: &Json<'_>, table: &[(&str, &str); 4]) -> bool {
 
 /// Whether a replacement of `table` applies to `s`. Every text replaced
 /// names `object.` or `Object.`: one scan for that turns away most strings
-/// (messages, names) before four scans would.
+/// (messages, names) before the four replacements are looked for.
 fn needs_rewrite(s: &str, table: &[(&str, &str); 4]) -> bool {
-    crate::scan::contains(s, OBJECT_FIELD) && table.iter().any(|(from, _)| s.contains(from))
+    crate::scan::contains(s, OBJECT_FIELD)
+        && table
+            .iter()
+            .any(|(from, _)| starts(s, from).next().is_some())
 }
 
 /// `s` with the replacements of `table`, in order, as Kyverno's chain of
 /// `strings.ReplaceAll`; borrowed when none applies.
 fn rewrite_text<'s>(s: &'s str, table: &[(&str, &str); 4]) -> Cow<'s, str> {
-    if !needs_rewrite(s, table) {
+    if !crate::scan::contains(s, OBJECT_FIELD) {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(table.iter().fold(s.to_string(), |s, (from, to)| {
-        if s.contains(from) {
-            s.replace(from, to)
-        } else {
-            s
-        }
-    }))
+    table
+        .iter()
+        .fold(Cow::Borrowed(s), |s, (from, to)| replace_all(s, from, to))
+}
+
+/// Go's `strings.ReplaceAll(s, from, to)`, keeping `s` when `from` does not
+/// occur in it.
+fn replace_all<'s>(s: Cow<'s, str>, from: &str, to: &str) -> Cow<'s, str> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut replaced = false;
+    for start in starts(&s, from) {
+        out.push_str(s.get(copied..start).unwrap_or_default());
+        out.push_str(to);
+        copied = start + from.len();
+        replaced = true;
+    }
+    if !replaced {
+        return s;
+    }
+    out.push_str(s.get(copied..).unwrap_or_default());
+    Cow::Owned(out)
+}
+
+/// Where `from` starts in `s`, leftmost first and without overlaps, as
+/// `strings.ReplaceAll` finds them. Every `from` names `bject.` once, so
+/// this scans only for that word: `str::contains` set up a two-way searcher
+/// per text and replacement, most of autogen's cost in wasm.
+fn starts<'s>(s: &'s str, from: &'s str) -> impl Iterator<Item = usize> + 's {
+    let offset = crate::scan::positions(from, OBJECT_FIELD).next();
+    let mut free_from = 0;
+    crate::scan::positions(s, OBJECT_FIELD).filter_map(move |at| {
+        let start = at.checked_sub(offset?)?;
+        let found = start >= free_from
+            && s.as_bytes().get(start..start + from.len()) == Some(from.as_bytes());
+        found.then(|| {
+            free_from = start + from.len();
+            start
+        })
+    })
 }
 
 fn truncate_name(mut name: String) -> String {
@@ -1112,6 +1148,43 @@ mod tests {
         ] {
             for (from, _) in table {
                 assert!(from.contains(OBJECT_FIELD), "{from}");
+            }
+        }
+    }
+
+    /// The scan for `bject.` replaces exactly as the chain of
+    /// `str::replace` (Go's `strings.ReplaceAll`) it stands for.
+    #[test]
+    fn rewrite_text_replaces_as_a_chain_of_replace_all() {
+        let texts = [
+            "",
+            "no field here",
+            "{{ request.object.spec.containers[].image }}",
+            "{{ request.object.metadata.name }}/{{ request.oldObject.metadata.name }}",
+            "request.object.specrequest.object.spec",
+            "request.object.spec.request.object.spec",
+            "request.request.object.spec",
+            "xrequest.object.metadata.labels",
+            "request.oldObject.spec and request.object.spec",
+            "object.spec.containers.all(c, oldObject.metadata.name == object.metadata.name)",
+            "request.objec.spec bject. object. Object.",
+            "é request.object.spec é",
+            "request.object.metadat",
+        ];
+        for table in [
+            &POD_REPLACEMENTS,
+            &POD_CEL_REPLACEMENTS,
+            &CRONJOB_REPLACEMENTS,
+            &CRONJOB_CEL_REPLACEMENTS,
+        ] {
+            for text in texts {
+                let want = table
+                    .iter()
+                    .fold(text.to_string(), |s, (from, to)| s.replace(from, to));
+                let got = rewrite_text(text, table);
+                assert_eq!(got, want, "{text}");
+                assert_eq!(matches!(got, Cow::Owned(_)), want != text, "{text}");
+                assert_eq!(needs_rewrite(text, table), want != text, "{text}");
             }
         }
     }

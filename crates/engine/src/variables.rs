@@ -87,8 +87,20 @@ fn span_end(bytes: &[u8], mut j: usize) -> Option<usize> {
 /// leading `-` asks for shallow substitution (`{{- x }}`: the value is
 /// inserted as it is, its own `{{ }}` never substituted).
 fn variable_text(span: &str) -> (String, bool) {
-    let text = span.replace("{{", "").replace("}}", "");
-    let text = text.trim();
+    // A span is `{{…}}`; braces inside it are rare, so the two replacements
+    // run only when there are some.
+    let inner = span
+        .strip_prefix("{{")
+        .and_then(|s| s.strip_suffix("}}"))
+        .filter(|s| !crate::scan::contains(s, "{{") && !crate::scan::contains(s, "}}"));
+    let replaced;
+    let text = match inner {
+        Some(inner) => inner.trim(),
+        None => {
+            replaced = span.replace("{{", "").replace("}}", "");
+            replaced.trim()
+        }
+    };
     match text.strip_prefix('-') {
         Some(rest) => (rest.trim().to_string(), true),
         None => (text.to_string(), false),
@@ -136,15 +148,15 @@ pub fn has_variables(text: &str) -> bool {
 
 fn compile_variable(variable: &str, delete: bool) -> Result<Query, QueryError> {
     let variable = if delete {
-        variable.replace("request.object", "request.oldObject")
+        Cow::Owned(variable.replace("request.object", "request.oldObject"))
     } else {
-        variable.to_string()
+        Cow::Borrowed(variable)
     };
     if variable.is_empty() {
         return Err(QueryError::Empty);
     }
     Query::compile(&variable).map_err(|error| QueryError::Compile {
-        query: variable.clone(),
+        query: variable.into_owned(),
         error,
     })
 }

@@ -137,3 +137,38 @@ fn at_sign_reads_the_current_pattern_path() {
     let t = Template::compile("{{@}}", "/spec/containers/0/name", false);
     assert_eq!(t.render(&ctx), Ok(json!("c1")));
 }
+
+/// The expression inside a span, as Kyverno's `replaceBracesAndTrimSpaces`
+/// (drop every `{{` and `}}`, trim, then a leading `-` asks for shallow).
+#[test]
+fn variable_text_drops_braces_and_spaces_as_kyverno() {
+    let reference = |span: &str| {
+        let text = span.replace("{{", "").replace("}}", "");
+        let text = text.trim();
+        match text.strip_prefix('-') {
+            Some(rest) => (rest.trim().to_string(), true),
+            None => (text.to_string(), false),
+        }
+    };
+    let cases = [
+        ("plain", "{{a}}", "a", false),
+        (
+            "spaces",
+            "{{  request.object.name }}",
+            "request.object.name",
+            false,
+        ),
+        ("shallow", "{{- x }}", "x", true),
+        ("shallow_without_space", "{{-x}}", "x", true),
+        ("one_brace_level", "{{ {a: `b`} }}", "{a: `b`}", false),
+        ("braces_against_the_end", "{{{a}}}", "{a}", false),
+        ("literal_with_closing_pair", "{{ `}}` }}", "``", false),
+        ("empty", "{{}}", "", false),
+        ("only_spaces", "{{   }}", "", false),
+    ];
+    for (name, span, text, shallow) in cases {
+        let got = variable_text(span);
+        assert_eq!(got, (text.to_string(), shallow), "{name}");
+        assert_eq!(got, reference(span), "{name}");
+    }
+}

@@ -47,8 +47,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
     let settings_doc = &document.settings;
     // Only a payload that names the variables can have rules that read them;
     // a byte search spares every other request a walk of every rule.
-    let mentions_roles = memchr::memmem::find(payload, b"request.roles").is_some()
-        || memchr::memmem::find(payload, b"request.clusterRoles").is_some();
+    let mentions_roles = mentions_roles(payload);
     let teardown = teardown();
     let evaluation = match engine::evaluate_settings(
         settings_doc,
@@ -86,6 +85,15 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         response.audit_annotations = audit_annotations;
         response
     }
+}
+
+/// Whether `payload` names `request.roles` or `request.clusterRoles`: one
+/// pass over the bytes (a search per name read them twice).
+fn mentions_roles(payload: &[u8]) -> bool {
+    memchr::memmem::find_iter(payload, b"request.").any(|at| {
+        let rest = payload.get(at + b"request.".len()..).unwrap_or_default();
+        rest.starts_with(b"roles") || rest.starts_with(b"clusterRoles")
+    })
 }
 
 /// Guest memory below which a request's working data is left allocated
@@ -186,6 +194,26 @@ mod tests {
             assert!(!response.accepted, "{name}");
             assert_eq!(response.code, Some(code), "{name}");
             assert_eq!(response.message.as_deref(), Some("r: bad name"), "{name}");
+        }
+    }
+
+    #[test]
+    fn mentions_roles_finds_either_name() {
+        let cases = [
+            ("roles", "{{ request.roles }}", true),
+            ("cluster_roles", "x request.clusterRoles[0]", true),
+            ("at_the_end", "request.roles", true),
+            (
+                "other_request_fields",
+                "request.object request.userInfo",
+                false,
+            ),
+            ("roles_elsewhere", "spec.roles clusterRoles", false),
+            ("cut_short", "request.role", false),
+            ("empty", "", false),
+        ];
+        for (name, text, want) in cases {
+            assert_eq!(mentions_roles(text.as_bytes()), want, "{name}");
         }
     }
 }

@@ -56,7 +56,8 @@ fn in_template(mut rule: Rule<'_>) -> Rule<'_> {
         let inner = pattern.to_value();
         let wrapped = template
             .iter()
-            .fold(inner, |inner, key| json!({"spec": {(*key): inner}}));
+            .rev()
+            .fold(inner, |inner, key| json!({(*key): inner}));
         *pattern = Cow::Owned(Json::owned(wrapped));
     };
     match &mut rule.validate.body {

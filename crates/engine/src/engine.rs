@@ -627,14 +627,13 @@ fn old_object_matches(rule: &Rule, request: &AdmissionRequest<'_>, cluster: &Cac
 fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
     let message = rule.text.raw_message.filter(|m| !m.is_empty());
     match &rule.body {
-        Body::Pattern(PatternBody::Static(p)) => {
-            pattern_result(rule.text.name, message, p.evaluate(resource))
-        }
+        Body::Pattern(PatternBody::Static { pattern, template }) => pattern_result(
+            rule.text.name,
+            message,
+            pattern.evaluate_within(resource, template),
+        ),
         Body::AnyPattern(ps) => {
-            let outcomes = ps.iter().filter_map(|p| match p {
-                PatternBody::Static(p) => Some(p.evaluate(resource)),
-                PatternBody::Dynamic { .. } | PatternBody::Unresolved(_) => None,
-            });
+            let outcomes = ps.iter().filter_map(|p| p.evaluate_static(resource));
             any_pattern_result(rule.text.name, message, outcomes)
         }
         Body::PodSecurity(check) => pod_security_result(rule.text.name, check, resource),

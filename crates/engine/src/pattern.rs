@@ -282,19 +282,19 @@ impl<'a> Pattern<'a> {
         compile_node(value, &LazyPath::new(path), 0, Place::Other, diags)
     }
 
-    /// This pattern under `spec.<key>` for each key in turn, as autogen
-    /// wraps a Pod rule's pattern in a controller's pod template
-    /// (`spec.template`, then `spec.jobTemplate` for a CronJob): the same
-    /// pattern as compiling the wrapped one, without copying it first.
-    pub fn within_templates(self, keys: &[&'a str]) -> Pattern<'a> {
-        keys.iter()
-            .fold(self, |inner, key| one_key("spec", one_key(key, inner)))
-    }
-
     /// Kyverno's `MatchPattern`.
     pub fn evaluate(&self, resource: &Value) -> Outcome {
+        self.evaluate_within(resource, &[])
+    }
+
+    /// [`Pattern::evaluate`] of this pattern wrapped in `template`, a map
+    /// of one plain key per segment (`{"spec": {"template": …}}`), as
+    /// autogen wraps a Pod rule's pattern in a controller's pod template
+    /// (`spec.template`, `spec.jobTemplate.spec.template` for a CronJob):
+    /// the same checks, paths and messages, with no wrapper built.
+    pub fn evaluate_within(&self, resource: &Value, template: &[&str]) -> Outcome {
         let mut anchors = AnchorPresence::default();
-        match validate_element(resource, self, &ResPath::Root, &mut anchors) {
+        match validate_within(resource, self, template, &ResPath::Root, &mut anchors) {
             Ok(()) => Outcome::Pass,
             Err(e) if e.invalid => Outcome::Error(e.message),
             Err(e) if e.is_skip() => Outcome::Skip(e.message),
@@ -455,22 +455,6 @@ fn compile_map<'a>(
     }
 }
 
-/// A map of one plain key, compiled as [`compile_map`] would.
-fn one_key<'a>(key: &'a str, value: Pattern<'a>) -> Pattern<'a> {
-    let anchored = has_nested_anchors(&value);
-    Pattern::Map(MapPattern {
-        entries: vec![Entry {
-            raw: key,
-            key_at: 0..key.len(),
-            anchor: None,
-            bind_wildcard: false,
-            value: Child::Ready(Box::new(value)),
-        }],
-        anchored,
-        phase_one: 0,
-    })
-}
-
 /// What [`has_nested_anchors`] says of `value` compiled: whether a map in
 /// it has an anchored key Kyverno evaluates first.
 fn json_has_anchors(value: &Json<'_>) -> bool {
@@ -553,14 +537,7 @@ fn validate_element<'p>(
     match pattern {
         Pattern::Map(map) => {
             let Some(object) = resource.as_object() else {
-                return Err(PatternError::new(
-                    path,
-                    format!(
-                        "pattern and resource have different structures. Path: {path}. Expected map[string]interface {{}}, found {}",
-                        go_type(resource)
-                    ),
-                )
-                .detail(format!("expected an object but {}", found(resource))));
+                return Err(not_a_map(resource, path));
             };
             anchors.record(map, object);
             validate_map(object, map, path, anchors)
@@ -694,22 +671,77 @@ fn handle_entry<'p>(
             } else {
                 (key, current, value)
             };
-            let pattern = entry.value.get()?;
-            if let Pattern::Scalar(Scalar::String(s)) = pattern {
-                if s.raw() == "*" {
-                    // `*` means present and not null; Kyverno reports the parent path.
-                    return match value {
-                        Some(v) if !v.is_null() => Ok(()),
-                        _ => Err(PatternError::new(path, format!("{path}/{key} not found"))
-                            .detail(
-                                "expected `*` (any value) but the field is missing or null".into(),
-                            )),
-                    };
-                }
-            }
-            validate_element(value.unwrap_or(&Value::Null), pattern, &current, anchors)
+            plain_entry(value, key, entry.value.get()?, path, &current, anchors)
         }
     }
+}
+
+/// A plain key's value (`value` under `key` of the map at `path`) against
+/// its pattern.
+fn plain_entry<'p>(
+    value: Option<&Value>,
+    key: &str,
+    pattern: &'p Pattern<'_>,
+    path: &ResPath<'_>,
+    current: &ResPath<'_>,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    if let Pattern::Scalar(Scalar::String(s)) = pattern {
+        if s.raw() == "*" {
+            // `*` means present and not null; Kyverno reports the parent path.
+            return match value {
+                Some(v) if !v.is_null() => Ok(()),
+                _ => Err(PatternError::new(path, format!("{path}/{key} not found"))
+                    .detail("expected `*` (any value) but the field is missing or null".into())),
+            };
+        }
+    }
+    validate_element(value.unwrap_or(&Value::Null), pattern, current, anchors)
+}
+
+/// `pattern` under `template`'s keys, each a map of that one plain key
+/// ([`Pattern::evaluate_within`]): what [`validate_map`] does with such a
+/// map, level by level.
+fn validate_within<'p>(
+    resource: &Value,
+    pattern: &'p Pattern<'_>,
+    template: &[&str],
+    path: &ResPath<'_>,
+    anchors: &mut AnchorPresence<'p>,
+) -> Check {
+    let Some((key, inner)) = template.split_first() else {
+        return validate_element(resource, pattern, path, anchors);
+    };
+    let Some(object) = resource.as_object() else {
+        return Err(not_a_map(resource, path));
+    };
+    let current = ResPath::Key(path, key);
+    let value = object.get(*key);
+    let checked = if inner.is_empty() {
+        plain_entry(value, key, pattern, path, &current, anchors)
+    } else {
+        // The next level is a map pattern, never `*`.
+        validate_within(
+            value.unwrap_or(&Value::Null),
+            pattern,
+            inner,
+            &current,
+            anchors,
+        )
+    };
+    checked.map_err(|e| e.within(key.to_string()))
+}
+
+/// A map pattern met something else.
+fn not_a_map(resource: &Value, path: &ResPath<'_>) -> PatternError {
+    PatternError::new(
+        path,
+        format!(
+            "pattern and resource have different structures. Path: {path}. Expected map[string]interface {{}}, found {}",
+            go_type(resource)
+        ),
+    )
+    .detail(format!("expected an object but {}", found(resource)))
 }
 
 /// Within `metadata.labels` / `metadata.annotations`, a pattern key with
@@ -1026,11 +1058,15 @@ mod tests {
         json!({"name": "c", "image": image, "imagePullPolicy": policy})
     }
 
+    /// Autogen's pod template is walked, not built: the outcome is the
+    /// wrapped pattern's, failures, skips and messages included.
     #[test]
-    fn a_pattern_within_templates_is_the_wrapped_pattern_compiled() {
-        let wrap = |pattern: Value, keys: &[&str]| {
-            keys.iter()
-                .fold(pattern, |inner, key| json!({"spec": {(*key): inner}}))
+    fn a_pattern_within_a_template_is_the_wrapped_pattern() {
+        let wrap = |pattern: &Value, template: &[&str]| {
+            template
+                .iter()
+                .rev()
+                .fold(pattern.clone(), |inner, key| json!({(*key): inner}))
         };
         let patterns = [
             ("plain", json!({"spec": {"hostNetwork": false}})),
@@ -1040,19 +1076,45 @@ mod tests {
                 json!({"metadata": {"<(name)": "a*"}, "spec": {"x": 1}}),
             ),
             ("labels", json!({"metadata": {"labels": {"app*": "?*"}}})),
+            ("negation", json!({"spec": {"X(hostPID)": "null"}})),
+            ("star", json!("*")),
+            ("scalar", json!("a")),
         ];
-        let mut diags = Diagnostics::default();
+        let pod = json!({"metadata": {"name": "a", "labels": {"app": "x"}},
+            "spec": {"hostNetwork": true, "hostPID": true, "x": 1,
+                "containers": [c("nginx:latest", "Always")]}});
+        let resources = [
+            ("pod_template", pod.clone()),
+            ("no_spec", json!({"metadata": {}})),
+            ("spec_not_a_map", json!({"spec": 3})),
+            ("no_template", json!({"spec": {}})),
+            (
+                "null_template",
+                json!({"spec": {"template": null, "jobTemplate": null}}),
+            ),
+            ("not_a_map", json!([1])),
+        ];
         for (name, pattern) in patterns {
-            for keys in [&["template"][..], &["template", "jobTemplate"][..]] {
-                let wrapped_json = wrap(pattern.clone(), keys);
-                let wrapped_json = Json::borrow(&wrapped_json);
-                let pattern = Json::borrow(&pattern);
-                let wrapped = Pattern::compile(&wrapped_json, "p", &mut diags);
-                let within = Pattern::compile(&pattern, "p", &mut diags).within_templates(keys);
-                assert_eq!(within, wrapped, "{name} within {keys:?}");
+            let json_pattern = Json::borrow(&pattern);
+            let compiled = Pattern::compile(&json_pattern, "p", &mut Diagnostics::quiet());
+            for template in [
+                &["spec", "template"][..],
+                &["spec", "jobTemplate", "spec", "template"][..],
+            ] {
+                let wrapped_value = wrap(&pattern, template);
+                let wrapped_json = Json::borrow(&wrapped_value);
+                let wrapped = Pattern::compile(&wrapped_json, "p", &mut Diagnostics::quiet());
+                let mut all = resources.to_vec();
+                all.push(("controller", wrap(&pod, template)));
+                for (what, resource) in &all {
+                    assert_eq!(
+                        compiled.evaluate_within(resource, template),
+                        wrapped.evaluate(resource),
+                        "{name} on {what} within {template:?}"
+                    );
+                }
             }
         }
-        assert!(diags.is_empty(), "{}", diags.summary());
     }
 
     #[test]

@@ -17,12 +17,15 @@ use crate::variables::{has_variables, report_problems, Document};
 #[derive(Debug, Clone, PartialEq)]
 pub enum PatternBody<'a> {
     /// Borrowing the rule's JSON.
-    Static(Pattern<'a>),
+    Static {
+        pattern: Pattern<'a>,
+        /// The pod template autogen puts the pattern under
+        /// ([`Pattern::evaluate_within`]).
+        template: &'static [&'static str],
+    },
     Dynamic {
         document: Document,
         path: String,
-        /// The pod template autogen puts the pattern under
-        /// ([`Pattern::within_templates`]).
         template: &'static [&'static str],
     },
     /// A `$( )` reference that does not resolve: as in Kyverno, the rule
@@ -35,7 +38,10 @@ impl<'a> PatternBody<'a> {
         // Most patterns have neither references nor variables: compile them
         // as they are, with no copy of the pattern as a document.
         if !needs_substitution(value, 0) {
-            return PatternBody::Static(Pattern::compile(value, path, diags));
+            return PatternBody::Static {
+                pattern: Pattern::compile(value, path, diags),
+                template: &[],
+            };
         }
         // Substitution works on `serde_json` documents, as the request is one.
         let resolved = match references::resolve(&value.to_value()) {
@@ -56,13 +62,10 @@ impl<'a> PatternBody<'a> {
     }
 
     /// This pattern under autogen's pod `template` (see
-    /// [`Pattern::within_templates`]).
+    /// [`Pattern::evaluate_within`]).
     pub fn within(self, template: &'static [&'static str]) -> Self {
-        if template.is_empty() {
-            return self;
-        }
         match self {
-            PatternBody::Static(p) => PatternBody::Static(p.within_templates(template)),
+            PatternBody::Static { pattern, .. } => PatternBody::Static { pattern, template },
             PatternBody::Dynamic { document, path, .. } => PatternBody::Dynamic {
                 document,
                 path,
@@ -72,10 +75,20 @@ impl<'a> PatternBody<'a> {
         }
     }
 
+    /// The outcome of a pattern without variables; `None` for the others.
+    pub fn evaluate_static(&self, resource: &Value) -> Option<Outcome> {
+        match self {
+            PatternBody::Static { pattern, template } => {
+                Some(pattern.evaluate_within(resource, template))
+            }
+            PatternBody::Dynamic { .. } | PatternBody::Unresolved(_) => None,
+        }
+    }
+
     /// The pattern for this evaluation; an error when substitution fails.
     pub fn resolve(&self, ctx: &Context) -> Result<Resolved<'_, 'a>, String> {
         match self {
-            PatternBody::Static(p) => Ok(Resolved::Compiled(p)),
+            PatternBody::Static { pattern, template } => Ok(Resolved::Compiled(pattern, template)),
             PatternBody::Unresolved(e) => Err(e.clone()),
             PatternBody::Dynamic {
                 document,
@@ -98,7 +111,7 @@ impl<'a> PatternBody<'a> {
 /// A pattern ready for one evaluation: compiled with the rule, or
 /// substituted and still to compile ([`Resolved::pattern`]).
 pub enum Resolved<'p, 'a> {
-    Compiled(&'p Pattern<'a>),
+    Compiled(&'p Pattern<'a>, &'static [&'static str]),
     Rendered {
         value: Json<'static>,
         path: &'p str,
@@ -111,7 +124,7 @@ impl<'p, 'a> Resolved<'p, 'a> {
     /// malformed (checked whole, with its settings paths).
     pub fn pattern(&self) -> Result<Ready<'_, 'p, 'a>, String> {
         match self {
-            Resolved::Compiled(p) => Ok(Ready::Compiled(p)),
+            Resolved::Compiled(p, template) => Ok(Ready::Compiled(p, template)),
             Resolved::Rendered {
                 value,
                 path,
@@ -120,7 +133,7 @@ impl<'p, 'a> Resolved<'p, 'a> {
                 let mut diags = Diagnostics::default();
                 let pattern = Pattern::compile(value, path, &mut diags);
                 if diags.is_empty() {
-                    Ok(Ready::Rendered(pattern.within_templates(template)))
+                    Ok(Ready::Rendered(pattern, template))
                 } else {
                     Err(format!(
                         "the pattern is invalid after variable substitution: {}",
@@ -134,17 +147,18 @@ impl<'p, 'a> Resolved<'p, 'a> {
 
 /// A compiled pattern: the rule's own, or one compiled from its
 /// substitution for this evaluation.
+/// Each with autogen's pod template (see [`Pattern::evaluate_within`]).
 pub enum Ready<'r, 'p, 'a> {
-    Compiled(&'p Pattern<'a>),
-    Rendered(Pattern<'r>),
+    Compiled(&'p Pattern<'a>, &'static [&'static str]),
+    Rendered(Pattern<'r>, &'static [&'static str]),
 }
 
 impl Ready<'_, '_, '_> {
-    /// Kyverno's `MatchPattern` ([`Pattern::evaluate`]).
+    /// Kyverno's `MatchPattern` ([`Pattern::evaluate_within`]).
     pub fn evaluate(&self, resource: &Value) -> Outcome {
         match self {
-            Ready::Compiled(p) => p.evaluate(resource),
-            Ready::Rendered(p) => p.evaluate(resource),
+            Ready::Compiled(p, template) => p.evaluate_within(resource, template),
+            Ready::Rendered(p, template) => p.evaluate_within(resource, template),
         }
     }
 }

@@ -44,8 +44,8 @@ impl CompiledRule<'_> {
             || self.preconditions.is_some()
             || self.text.message.as_ref().is_some_and(|m| !m.is_plain())
             || match &self.body {
-                Body::Pattern(p) => !matches!(p, PatternBody::Static(_)),
-                Body::AnyPattern(ps) => ps.iter().any(|p| !matches!(p, PatternBody::Static(_))),
+                Body::Pattern(p) => !matches!(p, PatternBody::Static { .. }),
+                Body::AnyPattern(ps) => ps.iter().any(|p| !matches!(p, PatternBody::Static { .. })),
                 Body::Deny(_) | Body::Foreach(_) => true,
                 Body::PodSecurity(_) | Body::Cel(_) | Body::Manifests(_) => false,
             }

@@ -176,8 +176,8 @@ pub struct Validation<'a> {
     pub failure_action: Option<FailureAction>,
     pub failure_action_overrides: Vec<FailureActionOverride>,
     pub body: ValidationBody<'a>,
-    /// The pod template autogen puts `pattern` / `anyPattern` under
-    /// (`spec.<key>` for each key in turn); empty for a rule as written.
+    /// The pod template's path autogen puts `pattern` / `anyPattern` under
+    /// (`spec.template`, …); empty for a rule as written.
     pub template: &'static [&'static str],
 }
 

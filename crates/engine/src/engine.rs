@@ -139,11 +139,16 @@ pub fn evaluate(
         let mut target = Target::new(&view);
         let kind = &target.gvk.kind;
         generated = if autogen::applies(raw_rules, spec.autogen_controllers.as_deref(), kind) {
-            spec.rules
-                .iter()
-                .enumerate()
-                .filter_map(|(i, rule)| Some((i, autogen::derive(rule, kind)?)))
-                .collect()
+            // Sized once: a rule is large, and doubling from four copies
+            // each and touches fresh pages.
+            let mut rules = Vec::with_capacity(spec.rules.len());
+            rules.extend(
+                spec.rules
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, rule)| Some((i, autogen::derive(rule, kind)?))),
+            );
+            rules
         } else {
             Vec::new()
         };
@@ -277,7 +282,7 @@ pub fn evaluate(
     if let Some(roles) = &roles {
         ctx.add_roles(roles);
     }
-    let mut outcomes = Vec::new();
+    let mut outcomes = Vec::with_capacity(selected.len());
     let mut annotations = Vec::new();
     let delete = AdmissionRequest::new(ctx.request()).operation() == "DELETE";
     for ((index, action), exempting) in selected.into_iter().zip(&exempting) {

@@ -85,8 +85,9 @@ enum Term {
 
 /// A compiled string pattern.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StringPattern {
-    raw: String,
+pub struct StringPattern<'a> {
+    /// Borrowed from the pattern's JSON.
+    raw: &'a str,
     alternatives: Alternatives,
 }
 
@@ -98,8 +99,8 @@ enum Alternatives {
     Many(Vec<Vec<Term>>),
 }
 
-impl StringPattern {
-    pub fn compile(raw: &str) -> Self {
+impl<'a> StringPattern<'a> {
+    pub fn compile(raw: &'a str) -> Self {
         let alternatives = if raw.contains(['|', '&']) {
             // Lists of exactly their size: a term is large.
             let mut alternatives = Vec::with_capacity(raw.matches('|').count() + 1);
@@ -116,22 +117,19 @@ impl StringPattern {
         } else {
             Alternatives::One(compile_term(raw, raw.trim_matches(' ')))
         };
-        Self {
-            raw: raw.to_string(),
-            alternatives,
-        }
+        Self { raw, alternatives }
     }
 
-    pub fn raw(&self) -> &str {
-        &self.raw
+    pub fn raw(&self) -> &'a str {
+        self.raw
     }
 
     /// Kyverno's `validateStringPatterns`.
     pub fn matches(&self, value: &Value) -> bool {
-        if value.as_str() == Some(self.raw.as_str()) {
+        if value.as_str() == Some(self.raw) {
             return true;
         }
-        let raw = self.raw.as_str();
+        let raw = self.raw;
         match &self.alternatives {
             Alternatives::One(term) => term_matches(raw, term, value),
             Alternatives::Many(alternatives) => alternatives

@@ -33,16 +33,16 @@ const NEGATION_MATCHED: &str = "negation anchor matched in resource";
 pub enum Pattern<'a> {
     Map(MapPattern<'a>),
     Array(Vec<Pattern<'a>>),
-    Scalar(Scalar),
+    Scalar(Scalar<'a>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scalar {
+pub enum Scalar<'a> {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
-    String(StringPattern),
+    String(StringPattern<'a>),
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -258,9 +258,9 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
     // The pattern itself is wrapped in the pod template when it compiles
     // (`Validation::template`): no copy of it here unless a text changes.
     let body = match &rule.validate.body {
-        ValidationBody::Pattern(p) => ValidationBody::Pattern(r.pattern(p)),
+        ValidationBody::Pattern(p) => ValidationBody::Pattern(r.json(p)),
         ValidationBody::AnyPattern(ps) => {
-            ValidationBody::AnyPattern(ps.iter().map(|p| r.pattern(p)).collect())
+            ValidationBody::AnyPattern(ps.iter().map(|p| r.json(p)).collect())
         }
         ValidationBody::Deny(d) => ValidationBody::Deny(Deny {
             conditions: d.conditions.as_ref().map(|c| r.conditions(c)),
@@ -423,9 +423,10 @@ impl Rewrite {
         value
     }
 
-    /// A pattern, borrowed as it is unless one of its texts is rewritten.
-    fn pattern<'a>(&self, pattern: &Cow<'a, Json<'a>>) -> Cow<'a, Json<'a>> {
-        match pattern {
+    /// A pattern or condition operand, borrowed as it is unless one of its
+    /// texts is rewritten.
+    fn json<'a>(&self, json: &Cow<'a, Json<'a>>) -> Cow<'a, Json<'a>> {
+        match json {
             Cow::Borrowed(v) if !json_needs_rewrite(v, self.0) => Cow::Borrowed(*v),
             // `to_value` is already a copy: rewrite it in place.
             other => Cow::Owned(Json::owned(rewrite_strings(other.to_value(), self.0))),
@@ -495,13 +496,13 @@ impl Rewrite {
         }
     }
 
-    fn conditions(&self, c: &Conditions) -> Conditions {
-        let list = |l: &[Condition]| -> Vec<Condition> {
+    fn conditions<'a>(&self, c: &Conditions<'a>) -> Conditions<'a> {
+        let list = |l: &[Condition<'a>]| -> Vec<Condition<'a>> {
             l.iter()
                 .map(|c| Condition {
-                    key: self.value(&c.key),
-                    operator: self.text(&c.operator),
-                    value: self.value(&c.value),
+                    key: self.json(&c.key),
+                    operator: self.cow(&c.operator),
+                    value: self.json(&c.value),
                     message: self.opt(&c.message),
                 })
                 .collect()
@@ -601,9 +602,9 @@ impl Rewrite {
             preconditions: f.preconditions.as_ref().map(|c| self.conditions(c)),
             element_scope: f.element_scope,
             body: match &f.body {
-                ForeachBody::Pattern(p) => ForeachBody::Pattern(self.pattern(p)),
+                ForeachBody::Pattern(p) => ForeachBody::Pattern(self.json(p)),
                 ForeachBody::AnyPattern(ps) => {
-                    ForeachBody::AnyPattern(ps.iter().map(|p| self.pattern(p)).collect())
+                    ForeachBody::AnyPattern(ps.iter().map(|p| self.json(p)).collect())
                 }
                 ForeachBody::Deny(d) => ForeachBody::Deny(Deny {
                     conditions: d.conditions.as_ref().map(|c| self.conditions(c)),

@@ -49,8 +49,8 @@ impl CompiledCondition {
                 ),
             );
         }
-        let key = Document::compile(&c.key, "", delete);
-        let value = Document::compile(&c.value, "", delete);
+        let key = Document::compile(c.key.as_ref(), "", delete);
+        let value = Document::compile(c.value.as_ref(), "", delete);
         for (field, doc) in [("key", &key), ("value", &value)] {
             crate::variables::report_problems(doc, &diags.key_path(path, field), diags);
         }
@@ -198,9 +198,8 @@ mod tests {
 
     fn conditions(value: Value) -> CompiledConditions {
         let mut diags = Diagnostics::default();
-        let parsed =
-            crate::settings::parse_conditions(&crate::json::Json::borrow(&value), "c", &mut diags)
-                .unwrap();
+        let json = crate::json::Json::borrow(&value);
+        let parsed = crate::settings::parse_conditions(&json, "c", &mut diags).unwrap();
         let compiled = CompiledConditions::compile(&parsed, "c", false, &mut diags);
         assert!(diags.is_empty(), "{}", diags.summary());
         compiled
@@ -277,14 +276,10 @@ mod tests {
     #[test]
     fn bad_operators_and_expressions_are_settings_problems() {
         let mut diags = Diagnostics::default();
-        let parsed = crate::settings::parse_conditions(
-            &crate::json::Json::borrow(
-                &json!({"all": [{"key": "{{ a.[ }}", "operator": "equals", "value": "x"}]}),
-            ),
-            "deny.conditions",
-            &mut diags,
-        )
-        .unwrap();
+        let value = json!({"all": [{"key": "{{ a.[ }}", "operator": "equals", "value": "x"}]});
+        let json = crate::json::Json::borrow(&value);
+        let parsed =
+            crate::settings::parse_conditions(&json, "deny.conditions", &mut diags).unwrap();
         CompiledConditions::compile(&parsed, "deny.conditions", false, &mut diags);
         let got: Vec<String> = diags
             .into_errors()

@@ -107,6 +107,24 @@ impl<'a> Json<'a> {
         }
     }
 
+    /// The same tree, owning every string.
+    pub fn into_owned(self) -> Json<'static> {
+        match self {
+            Json::Null => Json::Null,
+            Json::Bool(b) => Json::Bool(b),
+            Json::Number(n) => Json::Number(n),
+            Json::String(s) => Json::String(Cow::Owned(s.into_owned())),
+            Json::Array(items) => {
+                Json::Array(items.into_vec().into_iter().map(Json::into_owned).collect())
+            }
+            Json::Object(Map(entries)) => Json::Object(Map(entries
+                .into_vec()
+                .into_iter()
+                .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                .collect())),
+        }
+    }
+
     pub fn to_value(&self) -> Value {
         match self {
             Self::Null => Value::Null,

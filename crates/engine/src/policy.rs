@@ -1,7 +1,7 @@
 //! Settings → compiled rules: what `validate_settings` checks and what a
 //! rule's body compiles to once its `match` selected a request.
 
-use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
@@ -68,7 +68,7 @@ pub fn compile_rule<'a>(
         .as_ref()
         .filter(|m| crate::variables::has_variables(m))
         .map(|m| {
-            let doc = Document::compile(&Value::String(m.to_string()), "", delete);
+            let doc = Document::compile(&Json::String(Cow::Borrowed(m)), "", delete);
             crate::variables::report_problems(&doc, &message_path, diags);
             crate::variables::check_no_element(&doc, &message_path, diags);
             doc
@@ -114,7 +114,7 @@ pub fn compile_rule<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn pod_rule(validate: Value) -> Value {
         json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate})

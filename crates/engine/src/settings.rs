@@ -88,7 +88,7 @@ pub struct PolicyException {
     pub key: String,
     pub targets: Vec<ExceptionTarget>,
     pub match_resources: MatchResources,
-    pub conditions: Option<Conditions>,
+    pub conditions: Option<Conditions<'static>>,
     /// Pod security controls exempted; an exception with these only relaxes
     /// `podSecurity` rules, control by control.
     pub pod_security: Vec<PodSecurityExclude>,
@@ -114,7 +114,7 @@ pub struct Rule<'a> {
     pub match_resources: MatchResources,
     pub exclude: Option<MatchResources>,
     pub context: Vec<ContextEntry>,
-    pub preconditions: Option<Conditions>,
+    pub preconditions: Option<Conditions<'a>>,
     pub cel_preconditions: Vec<NamedExpression>,
     pub validate: Validation<'a>,
 }
@@ -187,7 +187,7 @@ pub enum ValidationBody<'a> {
     /// Borrowed from the settings, or rewritten by autogen.
     Pattern(Cow<'a, Json<'a>>),
     AnyPattern(Vec<Cow<'a, Json<'a>>>),
-    Deny(Deny),
+    Deny(Deny<'a>),
     Foreach(Vec<Foreach<'a>>),
     /// Boxed: the largest body, and every rule holds one.
     Cel(Box<Cel>),
@@ -210,27 +210,54 @@ impl ValidationBody<'_> {
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Deny {
-    pub conditions: Option<Conditions>,
+pub struct Deny<'a> {
+    pub conditions: Option<Conditions<'a>>,
 }
 
 /// `any`/`all` blocks (both may be present), or Kyverno's legacy plain list
 /// (all must hold).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Conditions {
+pub enum Conditions<'a> {
     Blocks {
-        any: Option<Vec<Condition>>,
-        all: Option<Vec<Condition>>,
+        any: Option<Vec<Condition<'a>>>,
+        all: Option<Vec<Condition<'a>>>,
     },
-    Legacy(Vec<Condition>),
+    Legacy(Vec<Condition<'a>>),
 }
 
+impl Conditions<'_> {
+    /// The same conditions, owning what they borrowed.
+    pub fn into_owned(self) -> Conditions<'static> {
+        let list = |l: Vec<Condition<'_>>| l.into_iter().map(Condition::into_owned).collect();
+        match self {
+            Conditions::Blocks { any, all } => Conditions::Blocks {
+                any: any.map(list),
+                all: all.map(list),
+            },
+            Conditions::Legacy(l) => Conditions::Legacy(list(l)),
+        }
+    }
+}
+
+/// A condition; its key and value borrow the settings' JSON.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Condition {
-    pub key: Value,
-    pub operator: String,
-    pub value: Value,
+pub struct Condition<'a> {
+    pub key: Cow<'a, Json<'a>>,
+    pub operator: Cow<'a, str>,
+    pub value: Cow<'a, Json<'a>>,
     pub message: Option<String>,
+}
+
+impl Condition<'_> {
+    fn into_owned(self) -> Condition<'static> {
+        let owned = |v: Cow<'_, Json<'_>>| Cow::Owned(v.into_owned().into_owned());
+        Condition {
+            key: owned(self.key),
+            operator: Cow::Owned(self.operator.into_owned()),
+            value: owned(self.value),
+            message: self.message,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -239,7 +266,7 @@ pub struct Foreach<'a> {
     pub numbered: NumberedNames,
     pub list: String,
     pub context: Vec<ContextEntry>,
-    pub preconditions: Option<Conditions>,
+    pub preconditions: Option<Conditions<'a>>,
     pub element_scope: Option<bool>,
     pub body: ForeachBody<'a>,
 }
@@ -306,7 +333,7 @@ impl NumberedNames {
 pub enum ForeachBody<'a> {
     Pattern(Cow<'a, Json<'a>>),
     AnyPattern(Vec<Cow<'a, Json<'a>>>),
-    Deny(Deny),
+    Deny(Deny<'a>),
     Foreach(Vec<Foreach<'a>>),
 }
 
@@ -707,7 +734,8 @@ pub fn parse_exception(
     };
     let conditions = spec
         .get("conditions")
-        .and_then(|v| parse_conditions(v, &spec.path("conditions"), diags));
+        .and_then(|v| parse_conditions(v, &spec.path("conditions"), diags))
+        .map(Conditions::into_owned);
     let pod_security = spec
         .list("podSecurity", diags)
         .into_iter()
@@ -1123,7 +1151,7 @@ fn parse_any_pattern<'a>(
     }
 }
 
-fn parse_deny(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Deny> {
+fn parse_deny<'a>(value: &'a Json<'a>, path: &str, diags: &mut Diagnostics) -> Option<Deny<'a>> {
     let f = Fields::open(value, path, &[&["conditions"]], diags)?;
     Some(Deny {
         conditions: f
@@ -1132,11 +1160,11 @@ fn parse_deny(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<D
     })
 }
 
-pub fn parse_conditions(
-    value: &Json<'_>,
+pub fn parse_conditions<'a>(
+    value: &'a Json<'a>,
     path: &str,
     diags: &mut Diagnostics,
-) -> Option<Conditions> {
+) -> Option<Conditions<'a>> {
     if let Some(items) = value.as_array() {
         let list = items
             .iter()
@@ -1160,21 +1188,26 @@ pub fn parse_conditions(
     })
 }
 
-fn parse_condition(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Condition> {
+fn parse_condition<'a>(
+    value: &'a Json<'a>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Condition<'a>> {
     let f = Fields::open(
         value,
         path,
         &[&["key", "operator", "value", "message"]],
         diags,
     )?;
-    let operator = f.string("operator", diags).unwrap_or_else(|| {
+    let operator = f.text("operator", diags).unwrap_or_else(|| {
         diags.push(path, "`operator` is required");
-        String::new()
+        Cow::Borrowed("")
     });
+    let field = |key: &str| f.get(key).map_or(Cow::Owned(Json::Null), Cow::Borrowed);
     Some(Condition {
-        key: f.get("key").map_or(Value::Null, Json::to_value),
+        key: field("key"),
         operator,
-        value: f.get("value").map_or(Value::Null, Json::to_value),
+        value: field("value"),
         message: f.string("message", diags),
     })
 }

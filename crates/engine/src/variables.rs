@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use crate::context::{Context, QueryError};
 use crate::diagnostics::{key_path, Diagnostics};
 use crate::jmespath::{go, CompileError, Query};
+use crate::json::Json;
 
 /// Bounds the rescans of substituted text (a value that expands to itself
 /// would loop forever in Kyverno).
@@ -355,35 +356,84 @@ pub enum Key {
     Template(String, Template),
 }
 
+/// A JSON tree documents are compiled from: the settings' [`Json`], read
+/// where it is, or a `serde_json` value (what substitution produced).
+pub trait Tree {
+    fn text(&self) -> Option<&str>;
+    fn items(&self) -> Option<impl Iterator<Item = &Self>>;
+    fn entries(&self) -> Option<impl Iterator<Item = (&str, &Self)>>;
+    fn to_value(&self) -> Value;
+}
+
+impl Tree for Value {
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+
+    fn items(&self) -> Option<impl Iterator<Item = &Self>> {
+        self.as_array().map(|items| items.iter())
+    }
+
+    fn entries(&self) -> Option<impl Iterator<Item = (&str, &Self)>> {
+        self.as_object()
+            .map(|map| map.iter().map(|(k, v)| (k.as_str(), v)))
+    }
+
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl Tree for Json<'_> {
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+
+    fn items(&self) -> Option<impl Iterator<Item = &Self>> {
+        self.as_array().map(|items| items.iter())
+    }
+
+    fn entries(&self) -> Option<impl Iterator<Item = (&str, &Self)>> {
+        self.as_object().map(|map| map.iter())
+    }
+
+    fn to_value(&self) -> Value {
+        Json::to_value(self)
+    }
+}
+
 impl Document {
     /// Compiles `value` found at pointer `path` (`""` for a root).
-    pub fn compile(value: &Value, path: &str, delete: bool) -> Self {
+    pub fn compile(value: &impl Tree, path: &str, delete: bool) -> Self {
         if !contains_variables(value, 0) {
-            return Document::Plain(value.clone());
+            return Document::Plain(value.to_value());
         }
-        match value {
-            Value::String(s) => Document::Text(Template::compile(s, path, delete)),
-            Value::Array(items) => Document::List(
+        if let Some(text) = value.text() {
+            return Document::Text(Template::compile(text, path, delete));
+        }
+        if let Some(items) = value.items() {
+            return Document::List(
                 items
-                    .iter()
                     .enumerate()
                     .map(|(i, v)| Document::compile(v, &format!("{path}/{i}"), delete))
                     .collect(),
-            ),
-            Value::Object(map) => Document::Map(
-                map.iter()
+            );
+        }
+        match value.entries() {
+            Some(entries) => Document::Map(
+                entries
                     .map(|(k, v)| {
                         let key = if has_variables(k) {
-                            Key::Template(k.clone(), Template::compile(k, path, delete))
+                            Key::Template(k.to_string(), Template::compile(k, path, delete))
                         } else {
-                            Key::Plain(k.clone())
+                            Key::Plain(k.to_string())
                         };
                         let child = format!("{path}/{}", k.replace('/', "\\/"));
                         (key, Document::compile(v, &child, delete))
                     })
                     .collect(),
             ),
-            other => Document::Plain(other.clone()),
+            None => Document::Plain(value.to_value()),
         }
     }
 
@@ -486,18 +536,19 @@ impl Document {
     }
 }
 
-fn contains_variables(value: &Value, depth: usize) -> bool {
+fn contains_variables(value: &impl Tree, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
-    match value {
-        Value::String(s) => has_variables(s),
-        Value::Array(items) => items.iter().any(|v| contains_variables(v, depth + 1)),
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| has_variables(k) || contains_variables(v, depth + 1)),
-        _ => false,
+    if let Some(text) = value.text() {
+        return has_variables(text);
     }
+    if let Some(mut items) = value.items() {
+        return items.any(|v| contains_variables(v, depth + 1));
+    }
+    value.entries().is_some_and(|mut entries| {
+        entries.any(|(k, v)| has_variables(k) || contains_variables(v, depth + 1))
+    })
 }
 
 /// Substitutes a document known only at run time (what a variable returned).

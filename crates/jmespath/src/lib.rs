@@ -517,6 +517,11 @@ fn eval_scoped<'a>(
             eval_on(rhs, left)
         }
         Node::Pipe(lhs, rhs) => {
+            if is_length_of(rhs, |arg| matches!(arg, Node::Identity)) {
+                if let Some(n) = count_listed(lhs, data, scope)? {
+                    return Ok(Cow::Owned(Value::from(n)));
+                }
+            }
             let left = absorb(eval_scoped(lhs, data, scope))?;
             absorb(eval_on(rhs, left))
         }
@@ -602,7 +607,16 @@ fn eval_scoped<'a>(
             Ok(Cow::Owned(Value::Object(out)))
         }
         Node::Expref(_) => Ok(Cow::Borrowed(&NULL)),
-        Node::Function(function, args) => call(*function, args, data, scope).map(Cow::Owned),
+        Node::Function(function, args) => {
+            if let [arg] = args.as_slice() {
+                if is_length_of(node, |_| true) {
+                    if let Some(n) = count_listed(arg, data, scope)? {
+                        return Ok(Cow::Owned(Value::from(n)));
+                    }
+                }
+            }
+            call(*function, args, data, scope).map(Cow::Owned)
+        }
         // Compiling rejects it; kept as go-jmespath names the problem.
         Node::Unresolved(name, _) => {
             Err(SearchError::Function(format!("unknown function: {name}()")))
@@ -679,6 +693,29 @@ fn items_or_none<'a>(
         Err(SearchError::NotFound(_)) => Ok(None),
         other => other,
     }
+}
+
+/// Whether `node` is the standard `length` of one argument `arg` accepts.
+fn is_length_of(node: &Node, arg: impl Fn(&Node) -> bool) -> bool {
+    matches!(node, Node::Function(Function::Standard(sig), args)
+        if sig.name == "length" && matches!(args.as_slice(), [a] if arg(a)))
+}
+
+/// How many elements a flatten or projection lists, counted where they
+/// are: `containers[] | length(@)` (Kyverno's usual count) would copy every
+/// container into the list only to count it. `None` for other nodes and
+/// when the result is not a list: the caller evaluates as usual.
+fn count_listed<'a>(
+    node: &'a Node,
+    data: &'a Value,
+    scope: Scope<'_, 'a>,
+) -> Result<Option<usize>, SearchError> {
+    let items = match node {
+        Node::Flatten(_) => items_or_none(node, data, scope)?,
+        Node::Projection(lhs, rhs) => project(lhs, rhs, data, scope)?,
+        _ => None,
+    };
+    Ok(items.map(|items| items.len()))
 }
 
 /// A projection's results: `rhs` on each element of `lhs`, nulls left

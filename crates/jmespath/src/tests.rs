@@ -349,3 +349,42 @@ fn a_list_search_gives_the_elements_a_search_gives() {
         assert_eq!(listed, expected, "{name}");
     }
 }
+
+/// Counting a flatten or projection reads its elements in place; the
+/// count, and the errors of what is not a list, are the listing's own.
+#[test]
+fn counting_a_listing_gives_the_listed_length() {
+    let data = json!({"spec": {
+        "containers": [{"name": "a", "ports": [1, 2]}, {"name": "b"}, {"name": "c", "ports": [3]}],
+        "empty": [], "text": "abc"}});
+    let cases: Vec<(&str, &str, Result<Value, String>)> = vec![
+        ("flatten_piped", "spec.containers[] | length(@)", Ok(json!(3))),
+        ("flatten_argument", "length(spec.containers[])", Ok(json!(3))),
+        ("projection_drops_nulls", "spec.containers[].ports | length(@)", Ok(json!(2))),
+        ("nested_flatten", "spec.containers[].ports[] | length(@)", Ok(json!(3))),
+        ("filter", "spec.containers[?ports] | length(@)", Ok(json!(2))),
+        ("filter_argument", "length(spec.containers[?name == 'b'])", Ok(json!(1))),
+        ("empty_list", "spec.empty[] | length(@)", Ok(json!(0))),
+        ("multi_list", "spec.[containers, empty][] | length(@)", Ok(json!(3))),
+        ("plain_field_still_counts", "spec.text | length(@)", Ok(json!(3))),
+        (
+            "missing_list_is_null",
+            "spec.missing[] | length(@)",
+            Err("Invalid type for: <nil>, expected: []jmespath.JpType{\"string\", \"array\", \"object\"}".into()),
+        ),
+        (
+            "flatten_of_a_string_is_null",
+            "length(spec.text[])",
+            Err("Invalid type for: <nil>, expected: []jmespath.JpType{\"string\", \"array\", \"object\"}".into()),
+        ),
+    ];
+    for (name, expr, want) in cases {
+        assert_eq!(search(expr, &data), want, "{name}");
+        // The same listing, copied whole before it is counted.
+        let copied = match expr.strip_prefix("length(") {
+            Some(inner) => format!("length([{}][0])", inner.trim_end_matches(')')),
+            None => expr.replace("| length(@)", "| [@][0] | length(@)"),
+        };
+        assert_eq!(search(&copied, &data), want, "{name}: copied");
+    }
+}

@@ -49,6 +49,22 @@ run_with_session() {
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
 }
 
+@test "reject an update that keeps a violation when existing violations are not allowed" {
+  run_policy require-ns-purpose-label-no-existing.yaml namespace-update-keeps-violation.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+}
+
+@test "check the old object of an update without an old object of its own" {
+  run_policy immutable-team-label.yaml namespace-update-changes-team.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "read a null new object from a plain context jmesPath on DELETE" {
+  run_policy delete-context-jmespath.yaml namespace-delete.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*evaluated to nil.*') -ne 0 ]
+}
+
 @test "accept a compliant Pod" {
   run_policy pod-images.yaml pod-pinned-non-root.json
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]

@@ -311,6 +311,7 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
                 .collect(),
             body,
             template: wraps,
+            allow_existing_violations: rule.validate.allow_existing_violations,
         },
     })
 }

@@ -294,13 +294,22 @@ impl<'a> Context<'a> {
     pub fn swap_object(&mut self, object: Value) -> Value {
         // Kyverno reads `images` from the new object only.
         self.built_images();
+        self.swap_request_field("object", object)
+    }
+
+    /// Replaces `request.oldObject`; returns the previous one.
+    pub fn swap_old_object(&mut self, object: Value) -> Value {
+        self.swap_request_field("oldObject", object)
+    }
+
+    fn swap_request_field(&mut self, field: &str, value: Value) -> Value {
         match self
             .root
             .to_mut()
             .get_mut("request")
-            .and_then(|r| r.get_mut("object"))
+            .and_then(|r| r.get_mut(field))
         {
-            Some(slot) => std::mem::replace(slot, object),
+            Some(slot) => std::mem::replace(slot, value),
             None => Value::Null,
         }
     }

@@ -188,12 +188,10 @@ fn compile_jmes_path(text: &str, path: &str, delete: bool, diags: &mut Diagnosti
     if crate::variables::has_variables(text) {
         JmesPath::Template(compile_template(text, path, delete, diags))
     } else {
-        let text = if delete {
-            text.replace("request.object", "request.oldObject")
-        } else {
-            text.to_string()
-        };
-        match Query::compile(&text) {
+        // Kyverno's DELETE rewrite of `request.object` applies inside
+        // `{{ }}` only: a plain `jmesPath` reads `request.object` (null on
+        // DELETE) as written (`loadVariable` queries it unchanged).
+        match Query::compile(text) {
             Ok(q) => JmesPath::Compiled(q),
             Err(e) => {
                 diags.push(path, format!("`{text}`: {e}"));

@@ -574,6 +574,7 @@ fn run_rule(
         let new = run_static(&compiled, request.object());
         if enforce
             && update
+            && rule.validate.allow_existing_violations
             && new.0 == RuleStatus::Fail
             && old_object_matches(rule, &request, cluster)
         {
@@ -592,14 +593,19 @@ fn run_rule(
     let new = run_with_context(&compiled, ctx, cluster, delete)?;
     if enforce
         && update
+        && rule.validate.allow_existing_violations
         && new.0 == RuleStatus::Fail
         && old_object_matches(rule, &AdmissionRequest::new(ctx.request()), cluster)
     {
         let old_object = AdmissionRequest::new(ctx.request()).old_object().clone();
         let previous = ctx.swap_object(old_object);
+        // Kyverno checks the old object as a CREATE of it: no old object
+        // of its own (`SetResources(empty, old)`).
+        let previous_old = ctx.swap_old_object(Value::Null);
         let operation = ctx.swap_operation("CREATE");
         let old = run_with_context(&compiled, ctx, cluster, false);
         ctx.swap_operation(&operation);
+        ctx.swap_old_object(previous_old);
         ctx.swap_object(previous);
         if old.is_some_and(|(status, _)| status == RuleStatus::Fail) {
             return Some((RuleStatus::Skip, EXISTING_VIOLATION.into()));

@@ -179,6 +179,9 @@ pub struct Validation<'a> {
     /// The pod template's path autogen puts `pattern` / `anyPattern` under
     /// (`spec.template`, …); empty for a rule as written.
     pub template: &'static [&'static str],
+    /// `allowExistingViolations` (default true): an UPDATE whose old object
+    /// already failed the rule is not blocked.
+    pub allow_existing_violations: bool,
 }
 
 /// Exactly one way of validating.
@@ -1062,8 +1065,6 @@ fn parse_validation<'a>(
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<Validation<'a>> {
-    // `allowExistingViolations` and `validationFailureAction` only steer
-    // background scans and reports, not an admission verdict.
     let f = Fields::open(
         value,
         path,
@@ -1112,6 +1113,7 @@ fn parse_validation<'a>(
         failure_action_overrides: parse_overrides(&f, "failureActionOverrides", diags),
         body,
         template: &[],
+        allow_existing_violations: f.bool("allowExistingViolations", diags).unwrap_or(true),
     })
 }
 

@@ -42,11 +42,13 @@ pub const POD_CONTROLLERS: &[&str] = &[
 pub fn pod_template_path(kind: &str) -> Option<&'static [&'static str]> {
     match kind {
         "Pod" => Some(&[]),
-        "CronJob" => Some(&["spec", "jobTemplate", "spec", "template"]),
-        k if POD_CONTROLLERS.contains(&k) => Some(&["spec", "template"]),
+        "CronJob" => Some(CRONJOB_TEMPLATE),
+        k if POD_CONTROLLERS.contains(&k) => Some(CONTROLLER_TEMPLATE),
         _ => None,
     }
 }
+const CONTROLLER_TEMPLATE: &[&str] = &["spec", "template"];
+const CRONJOB_TEMPLATE: &[&str] = &["spec", "jobTemplate", "spec", "template"];
 const CRONJOB: &str = "CronJob";
 
 const POD_REPLACEMENTS: [(&str, &str); 4] = [
@@ -237,7 +239,7 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
             };
             (
                 format!("autogen-cronjob-{}", rule.name),
-                &["spec", "jobTemplate", "spec", "template"],
+                CRONJOB_TEMPLATE,
                 table,
                 true,
             )
@@ -249,14 +251,14 @@ pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
             };
             (
                 format!("autogen-{}", rule.name),
-                &["spec", "template"],
+                CONTROLLER_TEMPLATE,
                 table,
                 false,
             )
         };
     let r = Rewrite(table);
-    // The pattern itself is wrapped in the pod template when it compiles
-    // (`Validation::template`): no copy of it here unless a text changes.
+    // The pattern is evaluated under the pod template (`Validation::template`,
+    // `Pattern::evaluate_within`): no copy of it here unless a text changes.
     let body = match &rule.validate.body {
         ValidationBody::Pattern(p) => ValidationBody::Pattern(r.json(p)),
         ValidationBody::AnyPattern(ps) => {

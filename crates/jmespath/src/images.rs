@@ -2,6 +2,8 @@
 //! (docker/distribution's grammar, `docker.io` and `latest` by default),
 //! and the `images` variable built from a resource's containers.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 const DEFAULT_REGISTRY: &str = "docker.io";
@@ -20,52 +22,27 @@ impl ImageInfo {
     /// Parses `image`; the error text is Kyverno's `bad image` reason.
     pub fn parse(image: &str) -> Result<Self, String> {
         let full = with_default_registry(image);
-        let bad = |why: &str| {
-            format!("bad image: {full}, defaultRegistry: {DEFAULT_REGISTRY}, enableDefaultRegistryMutation: true: {why}")
-        };
-        let (rest, digest) = match full.split_once('@') {
-            Some((rest, digest)) => {
-                check_digest(digest).map_err(bad)?;
-                (rest, digest.to_string())
-            }
-            None => (full.as_str(), String::new()),
-        };
-        // A tag follows the last `:` after the last `/`.
-        let last_slash = rest.rfind('/').unwrap_or(0);
-        let (name, tag) = match rest.rfind(':') {
-            Some(i) if i > last_slash => (
-                rest.get(..i).unwrap_or_default(),
-                rest.get(i + 1..).unwrap_or_default().to_string(),
-            ),
-            _ => (rest, String::new()),
-        };
-        if !tag.is_empty() && !valid_tag(&tag) || rest.ends_with(':') {
-            return Err(bad("invalid reference format"));
-        }
-        let (registry, path) = name.split_once('/').unwrap_or(("", name));
-        if path.is_empty() || !path.split('/').all(valid_path_component) {
-            let why = if path.chars().any(|c| c.is_ascii_uppercase()) {
-                "repository name must be lowercase"
-            } else {
-                "invalid reference format"
-            };
-            return Err(bad(why));
-        }
-        if name.len() > 255 {
-            return Err(bad("repository name must not be more than 255 characters"));
-        }
-        let tag = if tag.is_empty() && digest.is_empty() {
-            "latest".to_string()
-        } else {
-            tag
-        };
+        let parts = Parts::split(&full).map_err(|why| bad_image(&full, why))?;
         Ok(Self {
-            registry: registry.to_string(),
-            name: path.rsplit('/').next().unwrap_or(path).to_string(),
-            path: path.to_string(),
-            tag,
-            digest,
+            registry: parts.registry.to_string(),
+            name: parts
+                .path
+                .rsplit('/')
+                .next()
+                .unwrap_or(parts.path)
+                .to_string(),
+            path: parts.path.to_string(),
+            tag: parts.tag.to_string(),
+            digest: parts.digest.to_string(),
         })
+    }
+
+    /// Whether [`ImageInfo::parse`] accepts `image`, copying nothing of it.
+    pub fn check(image: &str) -> Result<(), String> {
+        let full = with_default_registry(image);
+        Parts::split(&full)
+            .map(|_| ())
+            .map_err(|why| bad_image(&full, why))
     }
 
     /// `registry/path:tag`, or `registry/path@digest` when there is a digest.
@@ -103,18 +80,80 @@ impl ImageInfo {
     }
 }
 
+fn bad_image(full: &str, why: &str) -> String {
+    format!("bad image: {full}, defaultRegistry: {DEFAULT_REGISTRY}, enableDefaultRegistryMutation: true: {why}")
+}
+
+/// An image reference's parts, borrowed from its text with the registry in.
+struct Parts<'t> {
+    registry: &'t str,
+    path: &'t str,
+    /// `latest` when neither a tag nor a digest is given.
+    tag: &'t str,
+    digest: &'t str,
+}
+
+impl<'t> Parts<'t> {
+    /// Splits `full` (a reference with its registry); the error is the
+    /// reason Kyverno gives.
+    fn split(full: &'t str) -> Result<Self, &'static str> {
+        let (rest, digest) = match full.split_once('@') {
+            Some((rest, digest)) => {
+                check_digest(digest)?;
+                (rest, digest)
+            }
+            None => (full, ""),
+        };
+        // A tag follows the last `:` after the last `/`.
+        let last_slash = rest.rfind('/').unwrap_or(0);
+        let (name, tag) = match rest.rfind(':') {
+            Some(i) if i > last_slash => (
+                rest.get(..i).unwrap_or_default(),
+                rest.get(i + 1..).unwrap_or_default(),
+            ),
+            _ => (rest, ""),
+        };
+        if !tag.is_empty() && !valid_tag(tag) || rest.ends_with(':') {
+            return Err("invalid reference format");
+        }
+        let (registry, path) = name.split_once('/').unwrap_or(("", name));
+        if path.is_empty() || !path.split('/').all(valid_path_component) {
+            return Err(if path.chars().any(|c| c.is_ascii_uppercase()) {
+                "repository name must be lowercase"
+            } else {
+                "invalid reference format"
+            });
+        }
+        if name.len() > 255 {
+            return Err("repository name must not be more than 255 characters");
+        }
+        let tag = if tag.is_empty() && digest.is_empty() {
+            "latest"
+        } else {
+            tag
+        };
+        Ok(Self {
+            registry,
+            path,
+            tag,
+            digest,
+        })
+    }
+}
+
 /// Kyverno's `addDefaultRegistry`: a first component is a registry when it
 /// has a `.` or `:`, is `localhost`, or has upper-case letters.
-fn with_default_registry(image: &str) -> String {
+fn with_default_registry(image: &str) -> Cow<'_, str> {
     match image.split_once('/') {
         Some((first, _))
             if first.contains(['.', ':'])
                 || first == "localhost"
-                || first.to_lowercase() != first =>
+                || first.bytes().any(|b| b.is_ascii_uppercase())
+                || !first.is_ascii() && first.to_lowercase() != first =>
         {
-            image.to_string()
+            Cow::Borrowed(image)
         }
-        _ => format!("{DEFAULT_REGISTRY}/{image}"),
+        _ => Cow::Owned(format!("{DEFAULT_REGISTRY}/{image}")),
     }
 }
 
@@ -202,7 +241,34 @@ pub fn images_of(resource: &Value, template: &[&str]) -> Result<Option<Value>, S
 /// Whether [`images_of`] would succeed, without building its value: the
 /// references are parsed, which is what can fail.
 pub fn check_images(resource: &Value, template: &[&str]) -> Result<(), String> {
-    walk_images(resource, template, |_, _, _, _| {})
+    let Some(spec) = pod_spec(resource, template) else {
+        return Ok(());
+    };
+    for group in ["initContainers", "containers", "ephemeralContainers"] {
+        let Some(containers) = spec.get(group).and_then(Value::as_array) else {
+            continue;
+        };
+        for container in containers {
+            let image = container.get("image").and_then(Value::as_str).unwrap_or("");
+            if !image.trim().is_empty() {
+                ImageInfo::check(image).map_err(|e| invalid_image(image, &e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn invalid_image(image: &str, reason: &str) -> String {
+    format!("invalid image '{image}' ({reason})")
+}
+
+/// The pod spec under `template`, if the resource has one.
+fn pod_spec<'v>(resource: &'v Value, template: &[&str]) -> Option<&'v Value> {
+    template
+        .iter()
+        .copied()
+        .chain(["spec"])
+        .try_fold(resource, |value, key| value.get(key))
 }
 
 /// Parses the image of every container under `template`, handing each to
@@ -212,13 +278,9 @@ fn walk_images(
     template: &[&str],
     mut visit: impl FnMut(&str, &str, &ImageInfo, &str),
 ) -> Result<(), String> {
-    let mut spec = resource;
-    for key in template.iter().copied().chain(["spec"]) {
-        match spec.get(key) {
-            Some(next) => spec = next,
-            None => return Ok(()),
-        }
-    }
+    let Some(spec) = pod_spec(resource, template) else {
+        return Ok(());
+    };
     // The JSON pointer of the pod template, for each image's `jsonPointer`.
     let prefix: String = template.iter().map(|key| format!("/{key}")).collect();
     for group in ["initContainers", "containers", "ephemeralContainers"] {
@@ -231,8 +293,7 @@ fn walk_images(
                 continue;
             }
             let name = container.get("name").and_then(Value::as_str).unwrap_or("");
-            let info =
-                ImageInfo::parse(image).map_err(|e| format!("invalid image '{image}' ({e})"))?;
+            let info = ImageInfo::parse(image).map_err(|e| invalid_image(image, &e))?;
             let pointer = format!("{prefix}/spec/{group}/{i}/image");
             visit(group, name, &info, &pointer);
         }
@@ -337,6 +398,30 @@ mod tests {
             "nginx@sha256:short",
         ] {
             assert!(ImageInfo::parse(image).is_err(), "{image}");
+        }
+    }
+
+    #[test]
+    fn checking_a_reference_agrees_with_parsing_it() {
+        let images = [
+            "nginx",
+            "nginx:1.2",
+            "ghcr.io/org/app:1.2.3",
+            "localhost:5000/app",
+            "Registry/app",
+            "++",
+            "nginx:",
+            "Docker/Nginx",
+            "repo/UPPER:tag",
+            "nginx@sha256:short",
+            "app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ];
+        for image in images {
+            assert_eq!(
+                ImageInfo::check(image),
+                ImageInfo::parse(image).map(|_| ()),
+                "{image}"
+            );
         }
     }
 

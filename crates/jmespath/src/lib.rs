@@ -142,8 +142,30 @@ const CACHE_ENTRIES: usize = 512;
 const CACHE_TEXT: usize = 4096;
 
 /// A fixed-key hasher: no random seed to ask the host for, and the cache is
-/// too small to be worth flooding.
-type Fixed = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+/// too small to be worth flooding. FNV-1a: the keys are short query texts,
+/// for which SipHash's setup costs more than the hashing.
+type Fixed = std::hash::BuildHasherDefault<Fnv>;
+
+#[derive(Debug, Clone, Copy)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
 
 thread_local! {
     /// Expressions compiled so far, by text: a policy repeats its queries
@@ -152,7 +174,7 @@ thread_local! {
     /// cache. Full, it stops growing; it only saves work, never changes a
     /// result.
     static COMPILED: std::cell::RefCell<HashMap<Rc<str>, Result<Query, CompileError>, Fixed>> =
-        std::cell::RefCell::new(HashMap::default());
+        std::cell::RefCell::new(HashMap::with_capacity_and_hasher(64, Fixed::default()));
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -167,16 +189,16 @@ enum Node {
     },
     Literal(Value),
     /// `a.b`, `a[0]`: errors on the left propagate.
-    Subexpr(Box<Node>, Box<Node>),
+    Subexpr(Box<(Node, Node)>),
     /// `a | b`: a missing key on the left becomes `null`.
-    Pipe(Box<Node>, Box<Node>),
-    Projection(Box<Node>, Box<Node>),
+    Pipe(Box<(Node, Node)>),
+    Projection(Box<(Node, Node)>),
     ObjectValues(Box<Node>),
     Flatten(Box<Node>),
-    Condition(Box<Node>, Box<Node>),
-    Comparison(Comparator, Box<Node>, Box<Node>),
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
+    Condition(Box<(Node, Node)>),
+    Comparison(Comparator, Box<(Node, Node)>),
+    And(Box<(Node, Node)>),
+    Or(Box<(Node, Node)>),
     Not(Box<Node>),
     MultiList(Vec<Node>),
     MultiHash(Vec<(String, Node)>),
@@ -274,14 +296,15 @@ impl Query {
         BUILT.with(|b| b.set(0));
         // `list[]` and `list[].field` are projections: their results are
         // the projected elements, borrowed when they are in the input.
-        if let Node::Projection(lhs, rhs) = &*self.node {
+        if let Node::Projection(pair) = &*self.node {
+            let (lhs, rhs) = &**pair;
             return Ok(
                 project(lhs, rhs, data, scope)?.unwrap_or_else(|| vec![Cow::Borrowed(&NULL)])
             );
         }
         let builds_list = match &*self.node {
             Node::MultiList(_) | Node::Flatten(_) => true,
-            Node::Subexpr(_, rhs) => matches!(**rhs, Node::MultiList(_) | Node::Flatten(_)),
+            Node::Subexpr(pair) => matches!(pair.1, Node::MultiList(_) | Node::Flatten(_)),
             _ => false,
         };
         if builds_list {
@@ -512,11 +535,13 @@ fn eval_scoped<'a>(
             _ => Ok(Cow::Borrowed(&NULL)),
         },
         Node::Literal(value) => Ok(Cow::Borrowed(value)),
-        Node::Subexpr(lhs, rhs) => {
+        Node::Subexpr(pair) => {
+            let (lhs, rhs) = &**pair;
             let left = eval_scoped(lhs, data, scope)?;
             eval_on(rhs, left)
         }
-        Node::Pipe(lhs, rhs) => {
+        Node::Pipe(pair) => {
+            let (lhs, rhs) = &**pair;
             if is_length_of(rhs, |arg| matches!(arg, Node::Identity)) {
                 if let Some(n) = count_listed(lhs, data, scope)? {
                     return Ok(Cow::Owned(Value::from(n)));
@@ -525,7 +550,7 @@ fn eval_scoped<'a>(
             let left = absorb(eval_scoped(lhs, data, scope))?;
             absorb(eval_on(rhs, left))
         }
-        Node::Projection(lhs, rhs) => match project(lhs, rhs, data, scope)? {
+        Node::Projection(pair) => match project(&pair.0, &pair.1, data, scope)? {
             Some(items) => Ok(Cow::Owned(Value::Array(
                 items.into_iter().map(owned).collect::<Result<_, _>>()?,
             ))),
@@ -555,7 +580,8 @@ fn eval_scoped<'a>(
             ))),
             None => Ok(Cow::Borrowed(&NULL)),
         },
-        Node::Condition(predicate, then) => {
+        Node::Condition(pair) => {
+            let (predicate, then) = &**pair;
             let test = absorb(eval_scoped(predicate, data, scope))?;
             if truthy(&test) {
                 eval_scoped(then, data, scope)
@@ -563,19 +589,22 @@ fn eval_scoped<'a>(
                 Ok(Cow::Borrowed(&NULL))
             }
         }
-        Node::Comparison(comparator, lhs, rhs) => {
+        Node::Comparison(comparator, pair) => {
+            let (lhs, rhs) = &**pair;
             let left = absorb(eval_scoped(lhs, data, scope))?;
             let right = absorb(eval_scoped(rhs, data, scope))?;
             Ok(Cow::Owned(compare(comparator, &left, &right)))
         }
-        Node::And(lhs, rhs) => {
+        Node::And(pair) => {
+            let (lhs, rhs) = &**pair;
             let left = absorb(eval_scoped(lhs, data, scope))?;
             if !truthy(&left) {
                 return Ok(left);
             }
             eval_scoped(rhs, data, scope)
         }
-        Node::Or(lhs, rhs) => {
+        Node::Or(pair) => {
+            let (lhs, rhs) = &**pair;
             let left = absorb(eval_scoped(lhs, data, scope))?;
             if truthy(&left) {
                 return Ok(left);
@@ -642,7 +671,8 @@ fn eval_items<'a>(
             }
             Ok(Some(out))
         }
-        Node::Subexpr(lhs, rhs) if matches!(**rhs, Node::MultiList(_) | Node::Flatten(_)) => {
+        Node::Subexpr(pair) if matches!(pair.1, Node::MultiList(_) | Node::Flatten(_)) => {
+            let (lhs, rhs) = &**pair;
             match eval_scoped(lhs, data, scope)? {
                 Cow::Borrowed(left) => eval_items(rhs, left, &[]),
                 Cow::Owned(left) => match eval_items(rhs, &left, &[])? {
@@ -712,7 +742,7 @@ fn count_listed<'a>(
 ) -> Result<Option<usize>, SearchError> {
     let items = match node {
         Node::Flatten(_) => items_or_none(node, data, scope)?,
-        Node::Projection(lhs, rhs) => project(lhs, rhs, data, scope)?,
+        Node::Projection(pair) => project(&pair.0, &pair.1, data, scope)?,
         _ => None,
     };
     Ok(items.map(|items| items.len()))
@@ -748,10 +778,10 @@ fn reads_field(node: &Node, name: &str) -> bool {
         Node::Identity => true,
         Node::Field(field) => field == name,
         Node::Index(_) | Node::Slice { .. } | Node::Literal(_) | Node::Expref(_) => false,
-        Node::Subexpr(lhs, _) | Node::Pipe(lhs, _) | Node::Projection(lhs, _) => here(lhs),
+        Node::Subexpr(pair) | Node::Pipe(pair) | Node::Projection(pair) => here(&pair.0),
         Node::ObjectValues(inner) | Node::Flatten(inner) | Node::Not(inner) => here(inner),
-        Node::Condition(a, b) | Node::Comparison(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
-            here(a) || here(b)
+        Node::Condition(pair) | Node::Comparison(_, pair) | Node::And(pair) | Node::Or(pair) => {
+            here(&pair.0) || here(&pair.1)
         }
         Node::MultiList(items) | Node::Function(_, items) | Node::Unresolved(_, items) => {
             items.iter().any(here)

@@ -144,15 +144,15 @@ fn check(node: &Node, depth: usize) -> Result<(), CompileError> {
         | Node::Literal(_) => Ok(()),
         Node::Expref(_) => Err(CompileError::MisplacedExpref),
         Node::ObjectValues(inner) | Node::Flatten(inner) | Node::Not(inner) => next(inner),
-        Node::Subexpr(a, b)
-        | Node::Pipe(a, b)
-        | Node::Projection(a, b)
-        | Node::Condition(a, b)
-        | Node::Comparison(_, a, b)
-        | Node::And(a, b)
-        | Node::Or(a, b) => {
-            next(a)?;
-            next(b)
+        Node::Subexpr(pair)
+        | Node::Pipe(pair)
+        | Node::Projection(pair)
+        | Node::Condition(pair)
+        | Node::Comparison(_, pair)
+        | Node::And(pair)
+        | Node::Or(pair) => {
+            next(&pair.0)?;
+            next(&pair.1)
         }
         Node::MultiList(items) => items.iter().try_for_each(next),
         Node::MultiHash(pairs) => pairs.iter().try_for_each(|(_, v)| next(v)),
@@ -289,7 +289,8 @@ impl<'a> Parser<'a> {
 
     fn led(&mut self, left: Node) -> Result<Node, SyntaxError> {
         let token = self.advance();
-        let boxed = |n: Node| Box::new(n);
+        // Both operands in one allocation.
+        let boxed = |l: Node, r: Node| Box::new((l, r));
         match token {
             Token::Dot => {
                 if *self.peek_token() == Token::Star {
@@ -297,13 +298,13 @@ impl<'a> Parser<'a> {
                     self.wildcard_values(left)
                 } else {
                     let rhs = self.dot(Token::Dot.lbp())?;
-                    Ok(Node::Subexpr(boxed(left), boxed(rhs)))
+                    Ok(Node::Subexpr(boxed(left, rhs)))
                 }
             }
             Token::Lbracket => match self.peek_token() {
                 Token::Number(_) | Token::Colon => {
                     let rhs = self.index()?;
-                    Ok(Node::Subexpr(boxed(left), boxed(rhs)))
+                    Ok(Node::Subexpr(boxed(left, rhs)))
                 }
                 Token::Star => {
                     self.advance();
@@ -313,15 +314,15 @@ impl<'a> Parser<'a> {
             },
             Token::Or => {
                 let rhs = self.expression(Token::Or.lbp())?;
-                Ok(Node::Or(boxed(left), boxed(rhs)))
+                Ok(Node::Or(boxed(left, rhs)))
             }
             Token::And => {
                 let rhs = self.expression(Token::And.lbp())?;
-                Ok(Node::And(boxed(left), boxed(rhs)))
+                Ok(Node::And(boxed(left, rhs)))
             }
             Token::Pipe => {
                 let rhs = self.expression(Token::Pipe.lbp())?;
-                Ok(Node::Pipe(boxed(left), boxed(rhs)))
+                Ok(Node::Pipe(boxed(left, rhs)))
             }
             Token::Lparen => match left {
                 Node::Field(name) => {
@@ -360,10 +361,10 @@ impl<'a> Parser<'a> {
         match self.advance() {
             Token::Rbracket => {
                 let then = self.projection_rhs(Token::Filter.lbp())?;
-                Ok(Node::Projection(
-                    Box::new(lhs),
-                    Box::new(Node::Condition(Box::new(predicate), Box::new(then))),
-                ))
+                Ok(Node::Projection(Box::new((
+                    lhs,
+                    Node::Condition(Box::new((predicate, then))),
+                ))))
             }
             t => Err(self.error(&t, "Expected ']'", false)),
         }
@@ -371,15 +372,15 @@ impl<'a> Parser<'a> {
 
     fn flatten(&mut self, lhs: Node) -> Result<Node, SyntaxError> {
         let rhs = self.projection_rhs(Token::Flatten.lbp())?;
-        Ok(Node::Projection(
-            Box::new(Node::Flatten(Box::new(lhs))),
-            Box::new(rhs),
-        ))
+        Ok(Node::Projection(Box::new((
+            Node::Flatten(Box::new(lhs)),
+            rhs,
+        ))))
     }
 
     fn comparison(&mut self, comparator: Comparator, lhs: Node) -> Result<Node, SyntaxError> {
         let rhs = self.expression(Token::Eq.lbp())?;
-        Ok(Node::Comparison(comparator, Box::new(lhs), Box::new(rhs)))
+        Ok(Node::Comparison(comparator, Box::new((lhs, rhs))))
     }
 
     fn dot(&mut self, lbp: usize) -> Result<Node, SyntaxError> {
@@ -413,7 +414,7 @@ impl<'a> Parser<'a> {
         match self.advance() {
             Token::Rbracket => {
                 let rhs = self.projection_rhs(Token::Star.lbp())?;
-                Ok(Node::Projection(Box::new(lhs), Box::new(rhs)))
+                Ok(Node::Projection(Box::new((lhs, rhs))))
             }
             t => Err(self.error(&t, "Expected ']' for wildcard index", false)),
         }
@@ -421,10 +422,10 @@ impl<'a> Parser<'a> {
 
     fn wildcard_values(&mut self, lhs: Node) -> Result<Node, SyntaxError> {
         let rhs = self.projection_rhs(Token::Star.lbp())?;
-        Ok(Node::Projection(
-            Box::new(Node::ObjectValues(Box::new(lhs))),
-            Box::new(rhs),
-        ))
+        Ok(Node::Projection(Box::new((
+            Node::ObjectValues(Box::new(lhs)),
+            rhs,
+        ))))
     }
 
     /// `[n]`, or a slice `[start:stop:step]` (a projection).
@@ -467,7 +468,7 @@ impl<'a> Parser<'a> {
             step: step.unwrap_or(1),
         };
         let rhs = self.projection_rhs(Token::Star.lbp())?;
-        Ok(Node::Projection(Box::new(slice), Box::new(rhs)))
+        Ok(Node::Projection(Box::new((slice, rhs))))
     }
 
     fn multi_list(&mut self) -> Result<Node, SyntaxError> {
@@ -555,8 +556,10 @@ fn lex(text: &str) -> Result<Vec<(usize, Token<'_>)>, SyntaxError> {
                             ))
                         }
                     },
-                    b'\'' => Token::Literal(Value::String(inner.replace("\\'", "'"))),
-                    _ => match serde_json::from_str::<Value>(&inner.replace("\\`", "`")) {
+                    b'\'' => {
+                        Token::Literal(Value::String(unescape(inner, "\\'", "'").into_owned()))
+                    }
+                    _ => match serde_json::from_str::<Value>(&unescape(inner, "\\`", "`")) {
                         Ok(value) => Token::Literal(value),
                         Err(e) => {
                             return Err(error(
@@ -621,6 +624,16 @@ fn lex(text: &str) -> Result<Vec<(usize, Token<'_>)>, SyntaxError> {
     }
     tokens.push((text.len(), Token::Eof));
     Ok(tokens)
+}
+
+/// `text` with `escaped` read as `plain`; most literals have no backslash
+/// and are passed through as they are.
+fn unescape<'t>(text: &'t str, escaped: &str, plain: &str) -> Cow<'t, str> {
+    if text.as_bytes().contains(&b'\\') {
+        Cow::Owned(text.replace(escaped, plain))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 /// The digits from `digits` on, as an `i32` (negative when the text at

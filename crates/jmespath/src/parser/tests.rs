@@ -37,6 +37,12 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
         return Err(CompileError::TooDeep);
     }
     let sub = |a: &Ast| reference_convert(a, text, depth + 1).map(Box::new);
+    let pair = |a: &Ast, b: &Ast| -> Result<Box<(Node, Node)>, CompileError> {
+        Ok(Box::new((
+            reference_convert(a, text, depth + 1)?,
+            reference_convert(b, text, depth + 1)?,
+        )))
+    };
     Ok(match ast {
         Ast::Identity { .. } => Node::Identity,
         Ast::Field { name, .. } => Node::Field(name.clone()),
@@ -55,25 +61,25 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
             // The crate parses `a | b` and `a.b` into the same node; the
             // token at `offset` tells them apart.
             if text.chars().nth(*offset) == Some('|') {
-                Node::Pipe(sub(lhs)?, sub(rhs)?)
+                Node::Pipe(pair(lhs, rhs)?)
             } else {
-                Node::Subexpr(sub(lhs)?, sub(rhs)?)
+                Node::Subexpr(pair(lhs, rhs)?)
             }
         }
-        Ast::Projection { lhs, rhs, .. } => Node::Projection(sub(lhs)?, sub(rhs)?),
+        Ast::Projection { lhs, rhs, .. } => Node::Projection(pair(lhs, rhs)?),
         Ast::ObjectValues { node, .. } => Node::ObjectValues(sub(node)?),
         Ast::Flatten { node, .. } => Node::Flatten(sub(node)?),
         Ast::Condition {
             predicate, then, ..
-        } => Node::Condition(sub(predicate)?, sub(then)?),
+        } => Node::Condition(pair(predicate, then)?),
         Ast::Comparison {
             comparator,
             lhs,
             rhs,
             ..
-        } => Node::Comparison(comparator_of(comparator), sub(lhs)?, sub(rhs)?),
-        Ast::And { lhs, rhs, .. } => Node::And(sub(lhs)?, sub(rhs)?),
-        Ast::Or { lhs, rhs, .. } => Node::Or(sub(lhs)?, sub(rhs)?),
+        } => Node::Comparison(comparator_of(comparator), pair(lhs, rhs)?),
+        Ast::And { lhs, rhs, .. } => Node::And(pair(lhs, rhs)?),
+        Ast::Or { lhs, rhs, .. } => Node::Or(pair(lhs, rhs)?),
         Ast::Not { node, .. } => Node::Not(sub(node)?),
         Ast::MultiList { elements, .. } => Node::MultiList(
             elements

@@ -58,6 +58,37 @@ enum Images<'a> {
     Shared(&'a Option<Value>),
 }
 
+/// A query's scope: on the stack when it is short (nearly always: the
+/// foreach elements and a few context entries), searched once per query.
+enum ScopeEntries<'q> {
+    Inline([(&'q str, &'q Value); SCOPE_INLINE], usize),
+    Heap(Vec<(&'q str, &'q Value)>),
+}
+
+const SCOPE_INLINE: usize = 8;
+
+impl<'q> ScopeEntries<'q> {
+    fn collect(entries: impl Iterator<Item = (&'q str, &'q Value)>, len: usize) -> Self {
+        if len > SCOPE_INLINE {
+            return Self::Heap(entries.collect());
+        }
+        let mut inline = [("", &NULL); SCOPE_INLINE];
+        let mut filled = 0;
+        for (slot, entry) in inline.iter_mut().zip(entries) {
+            *slot = entry;
+            filled += 1;
+        }
+        Self::Inline(inline, filled)
+    }
+
+    fn as_slice(&self) -> &[(&'q str, &'q Value)] {
+        match self {
+            Self::Inline(inline, filled) => inline.get(..*filled).unwrap_or_default(),
+            Self::Heap(entries) => entries,
+        }
+    }
+}
+
 /// Where [`Context::restore`] takes the entries back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark(usize);
@@ -191,7 +222,7 @@ impl<'a> Context<'a> {
     pub fn search<'q>(&'q self, query: &'q Query) -> Result<Cow<'q, Value>, QueryError> {
         let scope = self.scope(query);
         query
-            .search_in(self.root.as_ref(), &scope)
+            .search_in(self.root.as_ref(), scope.as_slice())
             .map_err(QueryError::Search)
     }
 
@@ -200,13 +231,13 @@ impl<'a> Context<'a> {
     pub fn search_list<'q>(&'q self, query: &'q Query) -> Result<Vec<Cow<'q, Value>>, QueryError> {
         let scope = self.scope(query);
         query
-            .search_list_in(self.root.as_ref(), &scope)
+            .search_list_in(self.root.as_ref(), scope.as_slice())
             .map_err(QueryError::Search)
     }
 
     /// What `query` sees over the document: `images` when it may read it,
     /// then the entries.
-    fn scope<'q>(&'q self, query: &Query) -> Vec<(&'q str, &'q Value)> {
+    fn scope<'q>(&'q self, query: &Query) -> ScopeEntries<'q> {
         let images = match &self.images {
             Images::Shared(images) => images.as_ref(),
             Images::Lazy(cell) => match cell.get() {
@@ -215,15 +246,12 @@ impl<'a> Context<'a> {
                 None => None,
             },
         };
-        images
-            .map(|images| ("images", images))
-            .into_iter()
-            .chain(
-                self.entries
-                    .iter()
-                    .map(|(name, value)| (name.as_ref(), value.as_ref())),
-            )
-            .collect()
+        let entries = images.map(|images| ("images", images)).into_iter().chain(
+            self.entries
+                .iter()
+                .map(|(name, value)| (name.as_ref(), value.as_ref())),
+        );
+        ScopeEntries::collect(entries, usize::from(images.is_some()) + self.entries.len())
     }
 
     fn built_images(&self) -> Option<&Value> {

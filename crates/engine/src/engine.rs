@@ -636,7 +636,12 @@ fn old_object_matches(rule: &Rule, request: &AdmissionRequest<'_>, cluster: &Cac
 
 /// A rule whose patterns have no variables and that needs no context.
 fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
-    let message = rule.text.raw_message.filter(|m| !m.is_empty());
+    let message = || {
+        rule.text
+            .raw_message
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+    };
     match &rule.body {
         Body::Pattern(PatternBody::Static { pattern, template }) => pattern_result(
             rule.text.name,
@@ -701,7 +706,7 @@ fn run_loaded(
                 Err(e) => (RuleStatus::Error, e),
                 Ok(pattern) => pattern_result(
                     rule.text.name,
-                    message(ctx).as_deref(),
+                    || message(ctx),
                     pattern.evaluate(ctx.object()),
                 ),
             }
@@ -731,7 +736,7 @@ fn run_loaded(
             let object = ctx.object();
             any_pattern_result(
                 rule.text.name,
-                message(ctx).as_deref(),
+                || message(ctx),
                 patterns.iter().map(|p| p.evaluate(object)),
             )
         }

@@ -322,10 +322,11 @@ fn validate_element(
                 };
                 Some(match resolved.pattern() {
                     Err(e) => (RuleStatus::Error, e),
-                    Ok(pattern) => {
-                        let message = rule.message(Some(ctx)).ok().flatten();
-                        pattern_result(rule.name, message.as_deref(), pattern.evaluate(resource))
-                    }
+                    Ok(pattern) => pattern_result(
+                        rule.name,
+                        || rule.message(Some(ctx)).ok().flatten(),
+                        pattern.evaluate(resource),
+                    ),
                 })
             }
             Body::AnyPattern(ps) => {
@@ -345,10 +346,9 @@ fn validate_element(
                     Ok(patterns) => patterns,
                     Err(e) => return Some((RuleStatus::Error, e)),
                 };
-                let message = rule.message(Some(ctx)).ok().flatten();
                 Some(any_pattern_result(
                     rule.name,
-                    message.as_deref(),
+                    || rule.message(Some(ctx)).ok().flatten(),
                     patterns.iter().map(|p| p.evaluate(resource)),
                 ))
             }

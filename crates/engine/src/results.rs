@@ -84,8 +84,13 @@ pub fn failure_message(rule: &str, message: Option<&str>, what: &str) -> String 
     }
 }
 
-/// One pattern's outcome → status and message.
-pub fn pattern_result(rule: &str, message: Option<&str>, outcome: Outcome) -> (RuleStatus, String) {
+/// One pattern's outcome → status and message. `message` (the rule's,
+/// substituted) is asked for only when the outcome needs it.
+pub fn pattern_result(
+    rule: &str,
+    message: impl FnOnce() -> Option<String>,
+    outcome: Outcome,
+) -> (RuleStatus, String) {
     match outcome {
         Outcome::Pass => (
             RuleStatus::Pass,
@@ -99,21 +104,28 @@ pub fn pattern_result(rule: &str, message: Option<&str>, outcome: Outcome) -> (R
             if let Some(explanation) = explanation {
                 what.push_str(&format!(" ({explanation})"));
             }
-            (RuleStatus::Fail, failure_message(rule, message, &what))
+            (
+                RuleStatus::Fail,
+                failure_message(rule, message().as_deref(), &what),
+            )
         }
         Outcome::Error(error) => (
             RuleStatus::Error,
-            failure_message(rule, message, &format!("execution error: {error}")),
+            failure_message(
+                rule,
+                message().as_deref(),
+                &format!("execution error: {error}"),
+            ),
         ),
     }
 }
 
 /// anyPattern: the first passing pattern passes; otherwise every failure.
 /// `outcomes` are the patterns' outcomes in order, evaluated as they are
-/// asked for (none after the first pass).
+/// asked for (none after the first pass); `message` only when none passes.
 pub fn any_pattern_result(
     rule: &str,
-    message: Option<&str>,
+    message: impl FnOnce() -> Option<String>,
     outcomes: impl IntoIterator<Item = Outcome>,
 ) -> (RuleStatus, String) {
     let mut failures = Vec::new();
@@ -137,7 +149,7 @@ pub fn any_pattern_result(
         return (RuleStatus::Skip, skips.join(" "));
     }
     let errors = failures.join(" ");
-    let text = match message.filter(|m| !m.is_empty()) {
+    let text = match message().filter(|m| !m.is_empty()) {
         None => format!("validation error: {errors}"),
         Some(m) if m.ends_with('.') => format!("validation error: {m} {errors}"),
         Some(m) => format!("validation error: {m}. {errors}"),

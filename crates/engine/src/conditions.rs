@@ -66,7 +66,12 @@ impl CompiledCondition {
     fn evaluate(&self, ctx: &Context) -> Result<bool, ConditionError> {
         let key = self.key.render_cow(ctx).map_err(ConditionError::Key)?;
         let value = self.value.render_cow(ctx).map_err(ConditionError::Value)?;
-        Ok(self.operator.evaluate(&key, &value))
+        Ok(self.operator.evaluate_typed(
+            &key,
+            operators::Origin::of(&self.key),
+            &value,
+            operators::Origin::of(&self.value),
+        ))
     }
 }
 

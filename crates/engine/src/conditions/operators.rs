@@ -10,10 +10,146 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use crate::duration;
-use crate::jmespath::{equal, go};
+use crate::jmespath::go;
 use crate::operator::StringPattern;
 use crate::quantity::Quantity;
+use crate::variables::{Document, Key};
 use crate::wildcard;
+
+/// Which Go type Kyverno holds an operand's numbers in. A condition's
+/// literal key or value is decoded by apimachinery, which keeps integers
+/// as `int64`; a top-level literal is then re-encoded through
+/// encoding/json (`DocumentToUntyped`), which makes it a `float64`, while
+/// a list or map is passed on as decoded. JMESPath results are `float64`.
+/// `reflect.DeepEqual` (Equals on lists and maps) tells the two apart, and
+/// `fmt.Sprint` (the set operators) prints `1000000` and `1e+06`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Origin<'d> {
+    /// Every number is a `float64`.
+    Float,
+    /// Literal JSON inside a list or map: integers are `int64`.
+    Literal,
+    /// A list or map with substituted parts: each part as its document says.
+    Mixed(&'d Document),
+}
+
+impl<'d> Origin<'d> {
+    /// The origin of an operand compiled to `doc`.
+    pub fn of(doc: &'d Document) -> Self {
+        match doc {
+            Document::Plain(Value::Array(_) | Value::Object(_)) => Origin::Literal,
+            Document::Plain(_) | Document::Text(_) => Origin::Float,
+            Document::List(_) | Document::Map(_) => Origin::Mixed(doc),
+        }
+    }
+
+    /// The origin of a part inside this one.
+    fn part(self, doc: &'d Document) -> Self {
+        match doc {
+            Document::Plain(_) => Origin::Literal,
+            Document::Text(_) => Origin::Float,
+            Document::List(_) | Document::Map(_) => Origin::Mixed(doc),
+        }
+    }
+
+    fn item(self, i: usize) -> Self {
+        match self {
+            Origin::Mixed(Document::List(items)) => {
+                items.get(i).map_or(Origin::Float, |d| self.part(d))
+            }
+            Origin::Mixed(_) => Origin::Float,
+            other => other,
+        }
+    }
+
+    fn entry(self, name: &str) -> Self {
+        match self {
+            Origin::Mixed(Document::Map(entries)) => entries
+                .iter()
+                .find_map(|(key, d)| match key {
+                    Key::Plain(k) if k == name => Some(self.part(d)),
+                    _ => None,
+                })
+                .unwrap_or(Origin::Float),
+            Origin::Mixed(_) => Origin::Float,
+            other => other,
+        }
+    }
+
+    /// `n` as Go holds it here: `Some` when it is an `int64`.
+    fn int(self, n: &serde_json::Number) -> Option<i64> {
+        match self {
+            Origin::Literal => n.as_i64(),
+            Origin::Float | Origin::Mixed(_) => None,
+        }
+    }
+}
+
+/// `reflect.DeepEqual` on decoded JSON: an `int64` never equals a
+/// `float64`, whatever their values.
+fn deep_equal(a: &Value, oa: Origin, b: &Value, ob: Origin) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (oa.int(x), ob.int(y)) {
+            (Some(x), Some(y)) => x == y,
+            (None, None) => x.as_f64() == y.as_f64(),
+            _ => false,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .enumerate()
+                    .all(|(i, (a, b))| deep_equal(a, oa.item(i), b, ob.item(i)))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.get(k)
+                        .is_some_and(|w| deep_equal(v, oa.entry(k), w, ob.entry(k)))
+                })
+        }
+        _ => a == b,
+    }
+}
+
+/// `fmt.Sprint` of a part of an operand, its integers as Go holds them.
+fn sprint(value: &Value, origin: Origin) -> Cow<'static, str> {
+    match value {
+        Value::Number(n) => match origin.int(n) {
+            Some(i) => Cow::Owned(i.to_string()),
+            None => Cow::Owned(go::sprint(value)),
+        },
+        Value::Array(items) if origin != Origin::Float => {
+            let parts: Vec<Cow<str>> = items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| sprint(v, origin.item(i)))
+                .collect();
+            Cow::Owned(format!("[{}]", parts.join(" ")))
+        }
+        Value::Object(map) if origin != Origin::Float => {
+            // serde_json's map is ordered by key, as Go prints a map.
+            let parts: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", sprint(v, origin.entry(k))))
+                .collect();
+            Cow::Owned(format!("map[{}]", parts.join(" ")))
+        }
+        other => Cow::Owned(go::sprint(other)),
+    }
+}
+
+/// [`sprint`] of each element of a list operand, borrowing strings.
+fn sprint_items<'v>(items: &'v [Value], origin: Origin) -> Vec<Cow<'v, str>> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::String(s) => Cow::Borrowed(s.as_str()),
+            other => sprint(other, origin.item(i)),
+        })
+        .collect()
+}
 
 /// The operator names Kyverno's CRD accepts.
 pub const NAMES: &[&str] = &[
@@ -101,48 +237,64 @@ impl Operator {
         })
     }
 
-    /// Whether `key OPERATOR value` holds, after substitution.
+    /// Whether `key OPERATOR value` holds, after substitution, every
+    /// number a `float64` (see [`Operator::evaluate_typed`]).
     pub fn evaluate(self, key: &Value, value: &Value) -> bool {
+        self.evaluate_typed(key, Origin::Float, value, Origin::Float)
+    }
+
+    /// [`Operator::evaluate`], with where each operand came from.
+    pub fn evaluate_typed(self, key: &Value, ko: Origin, value: &Value, vo: Origin) -> bool {
         match self {
-            Self::Equals => equals(key, value),
-            Self::NotEquals => not_equals(key, value),
-            Self::In => legacy_in(key, value, false),
-            Self::NotIn => legacy_in(key, value, true),
-            Self::AnyIn => any_in(key, value, false),
-            Self::AnyNotIn => any_in(key, value, true),
-            Self::AllIn => all_in(key, value, false),
-            Self::AllNotIn => all_in(key, value, true),
+            Self::Equals => equals(key, ko, value, vo),
+            Self::NotEquals => not_equals(key, ko, value, vo),
+            Self::In => legacy_in(key, value, vo, false),
+            Self::NotIn => legacy_in(key, value, vo, true),
+            Self::AnyIn => any_in(key, ko, value, vo, false),
+            Self::AnyNotIn => any_in(key, ko, value, vo, true),
+            Self::AllIn => all_in(key, ko, value, vo, false),
+            Self::AllNotIn => all_in(key, ko, value, vo, true),
             Self::Numeric(c) => numeric(key, value, c),
             Self::Duration(c) => duration_op(key, value, c),
         }
     }
 }
 
-/// Seconds of a Go duration string (`"0"` excluded, as Kyverno's
+/// Nanoseconds of a Go duration string (`"0"` excluded, as Kyverno's
 /// `parseDuration` excludes it).
-fn duration_secs(text: &str) -> Option<f64> {
+fn duration_nanos(text: &str) -> Option<i64> {
     if text == "0" {
         return None;
     }
-    duration::parse(text).map(|ns| ns as f64 / 1e9)
+    duration::parse(text).and_then(|ns| i64::try_from(ns).ok())
 }
 
-/// A number read as seconds: `time.Duration(f) * time.Second` truncates.
-fn number_secs(value: &Value) -> Option<f64> {
-    value.as_f64().map(f64::trunc)
+/// A number read as seconds, as Go's `time.Duration(f) * time.Second`
+/// computes it on amd64: the conversion truncates (a value out of range
+/// becomes the smallest int64) and the product wraps around.
+fn number_nanos(value: &Value) -> Option<i64> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let f = value.as_f64()?;
+    #[allow(clippy::cast_possible_truncation)]
+    let whole = if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
+        i64::MIN
+    } else {
+        f.trunc() as i64
+    };
+    Some(whole.wrapping_mul(1_000_000_000))
 }
 
 /// Kyverno's `parseDuration`: at least one side a duration string, the
-/// other a duration string or a number of seconds.
-fn parse_durations(key: &Value, value: &Value) -> Option<(f64, f64)> {
-    let k = key.as_str().and_then(duration_secs);
-    let v = value.as_str().and_then(duration_secs);
+/// other a duration string or a number of seconds; in nanoseconds.
+fn parse_durations(key: &Value, value: &Value) -> Option<(i64, i64)> {
+    let k = key.as_str().and_then(duration_nanos);
+    let v = value.as_str().and_then(duration_nanos);
     if k.is_none() && v.is_none() {
         return None;
     }
     Some((
-        k.or_else(|| number_secs(key))?,
-        v.or_else(|| number_secs(value))?,
+        k.or_else(|| number_nanos(key))?,
+        v.or_else(|| number_nanos(value))?,
     ))
 }
 
@@ -154,7 +306,7 @@ fn parse_float(text: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
-fn equals(key: &Value, value: &Value) -> bool {
+fn equals(key: &Value, ko: Origin, value: &Value, vo: Origin) -> bool {
     match key {
         Value::Bool(k) => value.as_bool() == Some(*k),
         Value::Number(k) => {
@@ -178,13 +330,13 @@ fn equals(key: &Value, value: &Value) -> bool {
             }
             value.as_str().is_some_and(|v| wildcard::matches(v, k))
         }
-        Value::Object(_) => value.is_object() && equal(key, value),
-        Value::Array(_) => value.is_array() && equal(key, value),
+        Value::Object(_) => value.is_object() && deep_equal(key, ko, value, vo),
+        Value::Array(_) => value.is_array() && deep_equal(key, ko, value, vo),
         Value::Null => false,
     }
 }
 
-fn not_equals(key: &Value, value: &Value) -> bool {
+fn not_equals(key: &Value, ko: Origin, value: &Value, vo: Origin) -> bool {
     match key {
         Value::Bool(k) => value.as_bool() != Some(*k),
         Value::Number(k) => {
@@ -209,7 +361,7 @@ fn not_equals(key: &Value, value: &Value) -> bool {
                 None => true,
             }
         }
-        Value::Object(_) | Value::Array(_) => !equal(key, value),
+        Value::Object(_) | Value::Array(_) => !deep_equal(key, ko, value, vo),
         Value::Null => false,
     }
 }
@@ -282,11 +434,16 @@ enum SetKey {
     Many(Vec<String>),
 }
 
-fn set_key(key: &Value) -> Option<SetKey> {
+fn set_key(key: &Value, origin: Origin) -> Option<SetKey> {
     match key {
         Value::String(s) => Some(SetKey::One(s.clone())),
         Value::Number(_) | Value::Bool(_) => Some(SetKey::One(go::sprint(key))),
-        Value::Array(items) => Some(SetKey::Many(items.iter().map(go::sprint).collect())),
+        Value::Array(items) => Some(SetKey::Many(
+            sprint_items(items, origin)
+                .into_iter()
+                .map(Cow::into_owned)
+                .collect(),
+        )),
         _ => None,
     }
 }
@@ -307,9 +464,13 @@ fn string_contains(v: &str, k: &str, allow_plain: bool) -> Option<bool> {
 /// Kyverno's `anyKeyExistsInArray` / `allKeyExistsInArray` (the same
 /// test): a scalar key in a list (wildcards either way round) or in a value
 /// string. `None` for a value of another type.
-fn key_exists(k: &str, value: &Value) -> Option<bool> {
+fn key_exists(k: &str, value: &Value, origin: Origin) -> Option<bool> {
     match value {
-        Value::Array(items) => Some(items.iter().any(|v| either_matches(&go::sprint_cow(v), k))),
+        Value::Array(items) => Some(
+            sprint_items(items, origin)
+                .iter()
+                .any(|v| either_matches(v, k)),
+        ),
         Value::String(v) => string_contains(v, k, true),
         _ => None,
     }
@@ -323,13 +484,13 @@ enum SetValues<'v> {
 }
 
 /// AnyIn (`negate` = AnyNotIn: some key is in no value).
-fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
-    match set_key(key) {
+fn any_in(key: &Value, ko: Origin, value: &Value, vo: Origin, negate: bool) -> bool {
+    match set_key(key, ko) {
         None => false,
-        Some(SetKey::One(k)) => key_exists(&k, value).is_some_and(|e| e != negate),
+        Some(SetKey::One(k)) => key_exists(&k, value, vo).is_some_and(|e| e != negate),
         Some(SetKey::Many(keys)) => {
             let values = match value {
-                Value::Array(items) => SetValues::List(items.iter().map(go::sprint_cow).collect()),
+                Value::Array(items) => SetValues::List(sprint_items(items, vo)),
                 Value::Number(_) | Value::Bool(_) => SetValues::List(vec![go::sprint_cow(value)]),
                 Value::String(v) => {
                     if keys.len() == 1 && keys.first() == Some(v) {
@@ -368,13 +529,13 @@ fn any_in(key: &Value, value: &Value, negate: bool) -> bool {
 }
 
 /// AllIn (`negate` = AllNotIn: no key is in any value).
-fn all_in(key: &Value, value: &Value, negate: bool) -> bool {
-    match set_key(key) {
+fn all_in(key: &Value, ko: Origin, value: &Value, vo: Origin, negate: bool) -> bool {
+    match set_key(key, ko) {
         None => false,
-        Some(SetKey::One(k)) => key_exists(&k, value).is_some_and(|e| e != negate),
+        Some(SetKey::One(k)) => key_exists(&k, value, vo).is_some_and(|e| e != negate),
         Some(SetKey::Many(keys)) => {
             let values = match value {
-                Value::Array(items) => SetValues::List(items.iter().map(go::sprint_cow).collect()),
+                Value::Array(items) => SetValues::List(sprint_items(items, vo)),
                 Value::String(v) => {
                     if keys.len() == 1 && keys.first() == Some(v) {
                         SetValues::Decided(!negate)
@@ -412,14 +573,16 @@ fn all_in(key: &Value, value: &Value, negate: bool) -> bool {
 
 /// The deprecated In / NotIn: a scalar key as AnyIn tests it (without
 /// ranges or plain strings), a list key by exact set membership.
-fn legacy_in(key: &Value, value: &Value, negate: bool) -> bool {
+fn legacy_in(key: &Value, value: &Value, vo: Origin, negate: bool) -> bool {
     match key {
         Value::String(_) | Value::Number(_) | Value::Bool(_) => {
             let k = go::sprint(key);
             let exists = match value {
-                Value::Array(items) => {
-                    Some(items.iter().any(|v| either_matches(&go::sprint(v), &k)))
-                }
+                Value::Array(items) => Some(
+                    sprint_items(items, vo)
+                        .iter()
+                        .any(|v| either_matches(v, &k)),
+                ),
                 Value::String(v) => {
                     if wildcard::matches(v, &k) {
                         Some(true)
@@ -482,7 +645,7 @@ fn numeric_float(key: f64, value: &Value, c: Compare) -> bool {
         Value::Number(v) => v.as_f64().is_some_and(|v| c.floats(key, v)),
         Value::String(s) => {
             if let Some((a, b)) = parse_durations(&go::number(key), value) {
-                return c.floats(a, b);
+                return c.holds(a.cmp(&b));
             }
             match parse_float(s) {
                 Some(v) => c.floats(key, v),
@@ -498,7 +661,7 @@ fn numeric(key: &Value, value: &Value, c: Compare) -> bool {
         Value::Number(k) => numeric_float(k.as_f64().unwrap_or(f64::NAN), value, c),
         Value::String(k) => {
             if let Some((a, b)) = parse_durations(key, value) {
-                return c.floats(a, b);
+                return c.holds(a.cmp(&b));
             }
             if let (Some(kq), Some(vq)) =
                 (Quantity::parse(k), value.as_str().and_then(Quantity::parse))
@@ -523,13 +686,13 @@ fn numeric(key: &Value, value: &Value, c: Compare) -> bool {
 /// The deprecated Duration* operators: numbers are seconds, strings Go
 /// durations (`"0"` included).
 fn duration_op(key: &Value, value: &Value, c: Compare) -> bool {
-    let secs = |v: &Value| match v {
-        Value::Number(_) => number_secs(v),
-        Value::String(s) => duration::parse(s).map(|ns| ns as f64 / 1e9),
+    let nanos = |v: &Value| match v {
+        Value::Number(_) => number_nanos(v),
+        Value::String(s) => duration::parse(s).and_then(|ns| i64::try_from(ns).ok()),
         _ => None,
     };
-    match (secs(key), secs(value)) {
-        (Some(k), Some(v)) => c.floats(k, v),
+    match (nanos(key), nanos(value)) {
+        (Some(k), Some(v)) => c.holds(k.cmp(&v)),
         _ => false,
     }
 }

@@ -625,3 +625,219 @@ fn duration_operators_match_kyvernos_unit_tests() {
         ),
     ]);
 }
+
+#[test]
+fn literal_integers_in_lists_and_maps_are_int64_as_in_kyverno() {
+    // (case name, key, key is a literal list/map, operator, value, value is
+    // a literal list/map, expected): a JMESPath result's numbers are Go
+    // float64s, a literal's are int64s inside a list or map.
+    let cases = [
+        (
+            "jmespath_list_equals_int_list",
+            json!([1]),
+            false,
+            "Equals",
+            json!([1]),
+            true,
+            false,
+        ),
+        (
+            "jmespath_list_not_equals_int_list",
+            json!([1]),
+            false,
+            "NotEquals",
+            json!([1]),
+            true,
+            true,
+        ),
+        (
+            "literal_lists_equal",
+            json!([1]),
+            true,
+            "Equals",
+            json!([1]),
+            true,
+            true,
+        ),
+        (
+            "jmespath_lists_equal",
+            json!([1]),
+            false,
+            "Equals",
+            json!([1.0]),
+            false,
+            true,
+        ),
+        (
+            "fractions_are_float_either_way",
+            json!([1.5]),
+            false,
+            "Equals",
+            json!([1.5]),
+            true,
+            true,
+        ),
+        (
+            "decimal_point_literal_is_float",
+            json!([1]),
+            false,
+            "Equals",
+            json!([1.0]),
+            true,
+            true,
+        ),
+        (
+            "maps_too",
+            json!({"a": 1}),
+            false,
+            "Equals",
+            json!({"a": 1}),
+            true,
+            false,
+        ),
+        (
+            "int_list_key_prints_whole",
+            json!([1000000]),
+            true,
+            "AnyIn",
+            json!(["1000000"]),
+            true,
+            true,
+        ),
+        (
+            "float_list_key_prints_exponent",
+            json!([1000000]),
+            false,
+            "AnyIn",
+            json!(["1000000"]),
+            true,
+            false,
+        ),
+        (
+            "string_key_in_int_list",
+            json!("1000000"),
+            false,
+            "AnyIn",
+            json!([1000000]),
+            true,
+            true,
+        ),
+        (
+            "string_key_in_float_list",
+            json!("1000000"),
+            false,
+            "AnyIn",
+            json!([1000000]),
+            false,
+            false,
+        ),
+        (
+            "all_in_int_list",
+            json!(["1000000"]),
+            true,
+            "AllIn",
+            json!([1000000]),
+            true,
+            true,
+        ),
+        (
+            "legacy_in_int_list",
+            json!("1000000"),
+            false,
+            "In",
+            json!([1000000]),
+            true,
+            true,
+        ),
+        (
+            "small_numbers_print_alike",
+            json!([5]),
+            false,
+            "AnyIn",
+            json!(["5"]),
+            true,
+            true,
+        ),
+    ];
+    let origin = |literal: bool| {
+        if literal {
+            Origin::Literal
+        } else {
+            Origin::Float
+        }
+    };
+    for (name, key, key_literal, op, value, value_literal, want) in cases {
+        let operator = Operator::parse(op).unwrap_or_else(|| panic!("{name}: operator {op}"));
+        assert_eq!(
+            operator.evaluate_typed(&key, origin(key_literal), &value, origin(value_literal)),
+            want,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn an_operand_with_substituted_parts_types_each_part_by_its_origin() {
+    let doc = Document::compile(
+        &json!([1, "{{ request.x }}", {"n": 2, "v": "{{ request.y }}"}]),
+        "",
+        false,
+    );
+    let origin = Origin::of(&doc);
+    assert_eq!(origin.item(0), Origin::Literal);
+    assert_eq!(origin.item(1), Origin::Float);
+    assert_eq!(origin.item(2).entry("n"), Origin::Literal);
+    assert_eq!(origin.item(2).entry("v"), Origin::Float);
+    assert_eq!(
+        Origin::of(&Document::compile(&json!(7), "", false)),
+        Origin::Float
+    );
+    assert_eq!(
+        Origin::of(&Document::compile(&json!([7]), "", false)),
+        Origin::Literal
+    );
+    let rendered = json!([1000000, 1000000]);
+    assert_eq!(sprint(&rendered, origin), "[1000000 1e+06]");
+}
+
+#[test]
+fn seconds_beyond_int64_nanoseconds_wrap_around_as_in_go() {
+    check(vec![
+        // 1e10 s is 1e19 ns, past int64: Go's product wraps negative.
+        (
+            "wrapped_key_is_negative",
+            json!(10_000_000_000u64),
+            "GreaterThan",
+            json!("1h"),
+            false,
+        ),
+        (
+            "wrapped_value_is_negative",
+            json!("1h"),
+            "GreaterThan",
+            json!(10_000_000_000u64),
+            true,
+        ),
+        (
+            "deprecated_operator_too",
+            json!(10_000_000_000u64),
+            "DurationGreaterThan",
+            json!(1),
+            false,
+        ),
+        (
+            "just_inside_int64",
+            json!(9_000_000_000u64),
+            "GreaterThan",
+            json!("1h"),
+            true,
+        ),
+        (
+            "fractions_truncate",
+            json!("1s"),
+            "Equals",
+            json!(1.9),
+            true,
+        ),
+    ]);
+}

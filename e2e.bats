@@ -65,6 +65,12 @@ run_with_session() {
   [ $(expr "$output" : '.*evaluated to nil.*') -ne 0 ]
 }
 
+@test "let a request through a rule error when failurePolicy is Ignore" {
+  run_policy delete-context-jmespath-ignore.yaml namespace-delete.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+  [ $(expr "$output" : '.*evaluated to nil.*') -ne 0 ]
+}
+
 @test "accept a compliant Pod" {
   run_policy pod-images.yaml pod-pinned-non-root.json
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]

@@ -360,6 +360,15 @@ pub fn evaluate(
             break;
         }
     }
+    if !spec.errors_block {
+        // `failurePolicy: Ignore`: Kyverno lets the request through when a
+        // rule errors; the error still shows, as a warning.
+        for outcome in outcomes.iter_mut() {
+            if outcome.status == RuleStatus::Error {
+                outcome.action = FailureAction::Audit;
+            }
+        }
+    }
     teardown.release(ctx);
     teardown.release(rules);
     teardown.release(generated);

@@ -106,7 +106,9 @@ impl<'a> CompiledForeach<'a> {
                 Body::AnyPattern(
                     vs.iter()
                         .enumerate()
-                        .map(|(i, v)| PatternBody::compile(v, &index_path(&p, i), delete, diags))
+                        .map(|(i, v)| {
+                            PatternBody::compile_any(v, &index_path(&p, i), delete, diags)
+                        })
                         .collect(),
                 )
             }

@@ -193,7 +193,9 @@ fn compile_term(raw: &str, term: &str) -> Term {
     if let Some((left, right)) = split_range(term, "-") {
         return Term::InRange(Operand::new(raw, left), Operand::new(raw, right));
     }
-    Term::Compare(Op::Equal, Operand::new(raw, term))
+    // Kyverno's `validateStringPattern` trims the operand of every
+    // operator, equality included (`nginx\n` from a YAML block matches).
+    Term::Compare(Op::Equal, Operand::new(raw, term.trim()))
 }
 
 /// Matches `^(E)SEP(E)$` with `E = [-|+]?\d+(\.\d+)?[A-Za-z]*`.
@@ -358,6 +360,11 @@ mod tests {
             ("single_char_operator_is_literal", ">", json!(">"), true),
             ("not_equal_negative_number", "!-5", json!(-5), false),
             ("date_is_not_range", "2023-01-01", json!("2023-01-01"), true),
+            ("equal_operand_is_trimmed", "nginx\n", json!("nginx"), true),
+            ("tab_trimmed_too", "\tnginx", json!("nginx"), true),
+            ("trimmed_number", "5\n", json!(5), true),
+            ("trimmed_quantity", "1Gi\n", json!("1024Mi"), true),
+            ("trimmed_alternative", "a|b\n", json!("b"), true),
         ];
         for (name, pattern, value, want) in cases {
             assert_eq!(

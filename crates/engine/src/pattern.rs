@@ -213,9 +213,12 @@ impl PatternError {
         self
     }
 
-    /// The same failure under Kyverno's anchor prefix.
+    /// The same failure under Kyverno's anchor prefix. Kyverno wraps it in
+    /// its anchor error type, so a skip gathered below becomes the anchor's
+    /// own (direct) skip.
     fn prefixed(mut self, prefix: &str) -> Self {
         self.message = format!("{prefix}: {}", self.message);
+        self.gathered = false;
         self
     }
 
@@ -487,9 +490,11 @@ struct AnchorPresence<'p> {
 impl<'p> AnchorPresence<'p> {
     fn record(&mut self, pattern: &'p MapPattern<'_>, resource: &Map<String, Value>) {
         for entry in &pattern.entries {
+            // Negations belong absent: Kyverno's `KeysAreMissing` leaves
+            // them out (since kyverno#8953).
             if !matches!(
                 entry.anchor,
-                Some(AnchorKind::Condition | AnchorKind::Existence | AnchorKind::Negation)
+                Some(AnchorKind::Condition | AnchorKind::Existence)
             ) {
                 continue;
             }
@@ -885,7 +890,10 @@ fn scalar_matches(value: &Value, pattern: &Scalar) -> bool {
         },
         Scalar::Float(p) => match value {
             Value::Number(n) => match n.as_i64() {
-                Some(i) => p.fract() == 0.0 && *p == i as f64,
+                // Go converts the pattern (`int64(pattern) == value`), so
+                // integers beyond float precision stay distinct.
+                #[allow(clippy::cast_possible_truncation)]
+                Some(i) => p.fract() == 0.0 && *p as i64 == i,
                 None => n.as_f64() == Some(*p),
             },
             Value::String(s) => s.parse::<f64>().ok() == Some(*p),
@@ -1221,8 +1229,18 @@ mod tests {
                 json!({"spec": {"initContainers": [{"name": "nginx", "securityContext": {"runAsUser": 1000}}], "containers": [{"name": "nginx"}]}}),
                 Outcome::Pass),
             ("missing_anchor_key_turns_failure_into_error",
-                json!({"spec": {"X(hostNetwork)": "*", "replicas": 2}}), json!({"spec": {"replicas": 3}}),
+                json!({"spec": {"(hostNetwork)": true, "^(containers)": [{"name": "*"}], "replicas": 2}}),
+                json!({"spec": {"hostNetwork": true, "replicas": 3}}),
                 Outcome::Error("resource value '3' does not match '2' at path /spec/replicas/".into())),
+            ("absent_negation_key_is_not_missing",
+                json!({"spec": {"X(hostNetwork)": "*", "replicas": 2}}), json!({"spec": {"replicas": 3}}),
+                fail("/spec/replicas/", "resource value '3' does not match '2' at path /spec/replicas/")),
+            // A conditional anchor wraps what it found below, so a nested
+            // skip is the anchor's own and the map skips.
+            ("nested_skip_under_a_conditional_is_direct",
+                json!({"spec": {"(securityContext)": {"(runAsNonRoot)": true}, "=(hostNetwork)": false, "serviceAccountName": "good"}}),
+                json!({"spec": {"securityContext": {"runAsNonRoot": false}, "hostNetwork": false, "serviceAccountName": "bad"}}),
+                Outcome::Skip("conditional anchor mismatch: conditional anchor mismatch: resource value 'false' does not match 'true' at path /spec/securityContext/runAsNonRoot/".into())),
         ];
         for (name, pattern, resource, want) in cases {
             assert_eq!(run_kyverno(pattern, resource), want, "{name}");

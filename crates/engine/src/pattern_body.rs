@@ -61,6 +61,36 @@ impl<'a> PatternBody<'a> {
         }
     }
 
+    /// An `anyPattern` alternative. Kyverno decodes those with
+    /// encoding/json, so their integers are float64s (`1` then matches
+    /// `"1.0"`, as a `pattern`'s int64 does not): a pattern with integers
+    /// is kept as a document of floats and compiled when it runs.
+    pub fn compile_any(
+        value: &'a Json<'a>,
+        path: &str,
+        delete: bool,
+        diags: &mut Diagnostics,
+    ) -> Self {
+        if !has_integers(value, 0) {
+            return Self::compile(value, path, delete, diags);
+        }
+        let resolved = match references::resolve(&value.to_value()) {
+            Ok(v) => v,
+            Err(e) => return PatternBody::Unresolved(e),
+        };
+        let floats = as_floats(resolved);
+        let document = Document::compile(&floats, "", delete);
+        report_problems(&document, path, diags);
+        if !diags.is_quiet() {
+            Pattern::compile(&Json::owned(placeholders(&floats)), path, diags);
+        }
+        PatternBody::Dynamic {
+            document,
+            path: path.to_string(),
+            template: &[],
+        }
+    }
+
     /// This pattern under autogen's pod `template` (see
     /// [`Pattern::evaluate_within`]).
     pub fn within(self, template: &'static [&'static str]) -> Self {
@@ -199,5 +229,107 @@ fn placeholders(value: &Value) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// Whether a pattern has an integer anywhere (bounded as patterns are).
+fn has_integers(value: &Json<'_>, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match value {
+        Json::Number(n) => n.is_i64() || n.is_u64(),
+        Json::Array(items) => items.iter().any(|v| has_integers(v, depth + 1)),
+        Json::Object(map) => map.iter().any(|(_, v)| has_integers(v, depth + 1)),
+        _ => false,
+    }
+}
+
+/// `value` with every number a float, as encoding/json decodes it.
+fn as_floats(value: Value) -> Value {
+    match value {
+        Value::Number(n) if n.is_i64() || n.is_u64() => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Number(n), Value::Number),
+        Value::Array(items) => Value::Array(items.into_iter().map(as_floats).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, as_floats(v))).collect())
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn any_pattern_numbers_are_floats_as_kyverno_decodes_them() {
+        // (case, pattern, resource, whether it passes as a pattern, and as
+        // an anyPattern alternative)
+        let cases = [
+            (
+                "decimal_string",
+                json!({"spec": {"f": 1}}),
+                json!({"spec": {"f": "1.0"}}),
+                false,
+                true,
+            ),
+            (
+                "exponent_string",
+                json!({"spec": {"f": 1}}),
+                json!({"spec": {"f": "1e0"}}),
+                false,
+                true,
+            ),
+            (
+                "integer_string",
+                json!({"spec": {"f": 1}}),
+                json!({"spec": {"f": "1"}}),
+                true,
+                true,
+            ),
+            (
+                "same_integer",
+                json!({"spec": {"f": 1}}),
+                json!({"spec": {"f": 1}}),
+                true,
+                true,
+            ),
+            (
+                "other_integer",
+                json!({"spec": {"f": 1}}),
+                json!({"spec": {"f": 2}}),
+                false,
+                false,
+            ),
+            (
+                "no_numbers",
+                json!({"spec": {"f": "a"}}),
+                json!({"spec": {"f": "a"}}),
+                true,
+                true,
+            ),
+        ];
+        let request = json!({"operation": "CREATE", "object": {}});
+        let ctx = Context::new(request);
+        for (name, pattern, resource, as_pattern, as_any) in cases {
+            let text = pattern.to_string();
+            let json = Json::parse(text.as_bytes()).unwrap();
+            for (any, want) in [(false, as_pattern), (true, as_any)] {
+                let mut diags = Diagnostics::default();
+                let body = if any {
+                    PatternBody::compile_any(&json, "p", false, &mut diags)
+                } else {
+                    PatternBody::compile(&json, "p", false, &mut diags)
+                };
+                assert!(diags.is_empty(), "{name}");
+                let resolved = body.resolve(&ctx).unwrap();
+                let outcome = resolved.pattern().unwrap().evaluate(&resource);
+                assert_eq!(outcome == Outcome::Pass, want, "{name} (anyPattern: {any})");
+            }
+        }
     }
 }

@@ -129,6 +129,10 @@ mod tests {
             ("empty_rules", json!({"rules": []}), vec!["rules: must not be empty: list at least one validate rule"]),
             ("unknown_top_level_key", json!({"rules": [pod_rule(json!({"pattern": {}}))], "bogus": true}),
                 vec!["bogus: unknown field `bogus`; expected one of admission, applyRules, autogenControllers, background, emitWarning, exceptions, failurePolicy, generateExisting, generateExistingOnPolicyUpdate, mutateExistingOnPolicyUpdate, policyName, rules, schemaValidation, useServerSideApply, validationFailureAction, validationFailureActionOverrides, webhookConfiguration, webhookTimeoutSeconds"]),
+            ("failure_policy_value_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "failurePolicy": "Skip"}),
+                vec!["failurePolicy: must be `Fail` or `Ignore`, not `Skip`"]),
+            ("webhook_failure_policy_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "webhookConfiguration": {"failurePolicy": "ignore", "timeoutSeconds": 10}}),
+                vec!["webhookConfiguration.failurePolicy: must be `Fail` or `Ignore`, not `ignore`"]),
             ("misspelled_field_gets_a_suggestion", json!({"rules": [pod_rule(json!({"pattern": {}}))], "validationFailureActon": "Enforce"}),
                 vec!["validationFailureActon: unknown field `validationFailureActon`: did you mean `validationFailureAction`?"]),
             ("allowed_fields_listed_once_per_object", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"], "foo": 1, "bar": 2}}]}, "validate": {"pattern": {}}}]}),
@@ -306,6 +310,36 @@ mod tests {
                 .map(ToString::to_string)
                 .collect();
             assert_eq!(got, vec![want.to_string()], "{name}");
+        }
+    }
+
+    #[test]
+    fn failure_policy_decides_whether_errors_block() {
+        // (case, settings fields, whether a rule's error blocks)
+        let cases = [
+            ("default_is_fail", json!({}), true),
+            ("ignore", json!({"failurePolicy": "Ignore"}), false),
+            ("fail", json!({"failurePolicy": "Fail"}), true),
+            (
+                "webhook_configuration_wins",
+                json!({"failurePolicy": "Fail", "webhookConfiguration": {"failurePolicy": "Ignore"}}),
+                false,
+            ),
+            (
+                "webhook_configuration_without_one",
+                json!({"failurePolicy": "Ignore", "webhookConfiguration": {"timeoutSeconds": 5}}),
+                false,
+            ),
+        ];
+        for (name, fields, want) in cases {
+            let mut settings = fields;
+            settings["rules"] = json!([pod_rule(json!({"pattern": {}}))]);
+            let text = settings.to_string();
+            let json = crate::json::Json::parse(text.as_bytes()).unwrap();
+            let mut diags = Diagnostics::default();
+            let spec = crate::settings::parse(&json, &mut diags).unwrap();
+            assert!(diags.is_empty(), "{name}");
+            assert_eq!(spec.errors_block, want, "{name}");
         }
     }
 }

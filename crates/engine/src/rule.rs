@@ -85,7 +85,7 @@ pub fn compile_body<'a>(
             vs.iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    PatternBody::compile(v, &diags.index_path(path, i), delete, diags)
+                    PatternBody::compile_any(v, &diags.index_path(path, i), delete, diags)
                         .within(template)
                 })
                 .collect(),

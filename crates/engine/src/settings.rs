@@ -66,6 +66,9 @@ pub struct PolicySpec<'a> {
     pub policy_namespace: Option<String>,
     /// PolicyExceptions given with the settings (`exceptions`).
     pub exceptions: Vec<PolicyException>,
+    /// `webhookConfiguration.failurePolicy`, else `failurePolicy`: with
+    /// `Ignore`, Kyverno lets a request through when a rule errors.
+    pub errors_block: bool,
 }
 
 impl PolicySpec<'_> {
@@ -435,19 +438,19 @@ pub struct PodSecurityExclude {
 pub const VERDICT_NEUTRAL_SPEC_FIELDS: &[&str] = &[
     "admission",
     "background",
-    "failurePolicy",
     "webhookTimeoutSeconds",
     "schemaValidation",
     "mutateExistingOnPolicyUpdate",
     "generateExisting",
     "generateExistingOnPolicyUpdate",
     "useServerSideApply",
-    "webhookConfiguration",
     "emitWarning",
 ];
 
 const SPEC_FIELDS: &[&str] = &[
     "rules",
+    "failurePolicy",
+    "webhookConfiguration",
     "validationFailureAction",
     "validationFailureActionOverrides",
     "applyRules",
@@ -606,6 +609,7 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         }
     };
     let autogen_controllers = spec.string("autogenControllers", diags);
+    let errors_block = parse_failure_policy(&spec, diags);
     let policy_name = spec.string("policyName", diags);
     let exceptions: Vec<PolicyException> = spec
         .list("exceptions", diags)
@@ -645,7 +649,41 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         policy_name,
         policy_namespace: None,
         exceptions,
+        errors_block,
     })
+}
+
+/// Kyverno's `GetFailurePolicy`: `webhookConfiguration.failurePolicy`,
+/// else `failurePolicy`, else `Fail`. Whether a rule's error blocks.
+fn parse_failure_policy(spec: &Fields<'_>, diags: &mut Diagnostics) -> bool {
+    let read = |f: &Fields<'_>, diags: &mut Diagnostics| match f.text("failurePolicy", diags) {
+        None => None,
+        Some(text) => match text.as_ref() {
+            "Fail" => Some(true),
+            "Ignore" => Some(false),
+            other => {
+                diags.push(
+                    &f.path("failurePolicy"),
+                    format!("must be `Fail` or `Ignore`, not `{other}`"),
+                );
+                None
+            }
+        },
+    };
+    // `timeoutSeconds` and `matchConditions` steer the webhook, not the
+    // verdict: `kyverno-validate convert` puts them on the Kubewarden policy.
+    let from_webhook = spec.get("webhookConfiguration").and_then(|v| {
+        let path = spec.path("webhookConfiguration");
+        let f = Fields::open(
+            v,
+            &path,
+            &[&["failurePolicy", "timeoutSeconds", "matchConditions"]],
+            diags,
+        )?;
+        read(&f, diags)
+    });
+    let own = read(spec, diags);
+    from_webhook.or(own).unwrap_or(true)
 }
 
 const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"];

@@ -27,6 +27,9 @@ const REASONS: &[(&str, u16)] = &[
     ("RequestEntityTooLarge", 413),
 ];
 
+/// Kubernetes' `MaxEvaluatedMessageExpressionSizeBytes`.
+const MAX_MESSAGE_BYTES: usize = 5 * 1024;
+
 struct Expression {
     text: String,
     /// The HTTP status its `reason` asks for, when it names one.
@@ -106,19 +109,13 @@ impl CompiledCel {
         let mut expressions = Vec::new();
         for (i, e) in cel.expressions.iter().enumerate() {
             let p = index_path(&key_path(path, "expressions"), i);
+            // Kyverno's CRD takes any `reason`; the ones Kubernetes names
+            // answer with their status, any other with the default.
             let code = e.reason.as_ref().and_then(|reason| {
-                let code = REASONS
+                REASONS
                     .iter()
                     .find(|(name, _)| name == reason)
-                    .map(|(_, code)| *code);
-                if code.is_none() {
-                    let names: Vec<&str> = REASONS.iter().map(|(name, _)| *name).collect();
-                    diags.push(
-                        &key_path(&p, "reason"),
-                        format!("must be one of {}, not `{reason}`", names.join(", ")),
-                    );
-                }
-                code
+                    .map(|(_, code)| *code)
             });
             let program = compile_program(&e.expression, &key_path(&p, "expression"), diags);
             let message_expression = e
@@ -210,31 +207,15 @@ impl CompiledCel {
         let mut activation = Activation::new();
         inputs.bind(&mut activation, &namespace);
         activation.bind_variables(&self.variables);
-        let (mut status, mut message, code) = self.validations(&activation);
-        // Audit annotations are evaluated whatever the validations decided,
-        // as a ValidatingAdmissionPolicy does; one that errors denies (the
-        // policy's `failurePolicy` is Fail, as Kyverno runs it).
+        let (status, message, code) = self.validations(&activation);
+        // Audit annotations are recorded whatever the validations decided,
+        // as a ValidatingAdmissionPolicy records them. Kyverno reads only the
+        // decisions, so an annotation that errors changes no verdict.
         let mut audit_annotations = Vec::new();
-        for (key, text, program) in &self.audit_annotations {
-            let failed = match program.evaluate(&activation, &mut Budget::default()) {
-                Ok(value) => match value.as_str() {
-                    Some(v) if !v.is_empty() => {
-                        audit_annotations.push((key.clone(), v.to_string()));
-                        None
-                    }
-                    Some(_) => None,
-                    None if matches!(value, kube_cel::Value::Null) => None,
-                    None => Some(format!(
-                        "expected a string or null, got {} `{value}`",
-                        value.type_name()
-                    )),
-                },
-                Err(err) => Some(err.to_string()),
-            };
-            if let Some(err) = failed {
-                if status == RuleStatus::Pass {
-                    status = RuleStatus::Fail;
-                    message = format!("expression '{text}' resulted in error: {err}");
+        for (key, _, program) in &self.audit_annotations {
+            if let Ok(value) = program.evaluate(&activation, &mut Budget::default()) {
+                if let Some(v) = value.as_str().filter(|v| !v.is_empty()) {
+                    audit_annotations.push((key.clone(), v.to_string()));
                 }
             }
         }
@@ -253,15 +234,30 @@ impl CompiledCel {
                 Ok(value) => match value.as_bool() {
                     Some(true) => {}
                     Some(false) => {
+                        // Kubernetes' validator: a messageExpression result
+                        // is used trimmed, unless it is blank, spans lines or
+                        // is longer than 5 KiB; then the message, trimmed,
+                        // then the expression.
                         let from_expression = e.message_expression.as_ref().and_then(|m| {
                             m.evaluate(activation, &mut Budget::default())
                                 .ok()
                                 .and_then(|v| v.as_str().map(str::to_string))
-                                .filter(|s| !s.trim().is_empty())
+                                .filter(|s| {
+                                    !s.trim().is_empty()
+                                        && !s.contains('\n')
+                                        && s.len() <= MAX_MESSAGE_BYTES
+                                })
                         });
                         let message = from_expression
-                            .or_else(|| e.message.clone().filter(|m| !m.is_empty()))
-                            .unwrap_or_else(|| format!("failed expression: {}", e.text));
+                            .map(|m| m.trim().to_string())
+                            .or_else(|| {
+                                e.message
+                                    .as_deref()
+                                    .map(str::trim)
+                                    .filter(|m| !m.is_empty())
+                                    .map(str::to_string)
+                            })
+                            .unwrap_or_else(|| format!("failed expression: {}", e.text.trim()));
                         return (RuleStatus::Fail, message, e.code);
                     }
                     None => {

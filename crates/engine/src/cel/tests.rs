@@ -202,24 +202,14 @@ fn audit_annotations_are_evaluated_whatever_the_verdict() {
         failed.audit_annotations,
         vec![("checked".to_string(), "checked-blocked".to_string())]
     );
-    // One whose value cannot be computed denies, as a policy failing closed.
-    let broken = outcome(
-        &with_annotations(&[("n", "object.metadata.missing")]),
-        "web",
-    );
-    assert_eq!(broken.status, RuleStatus::Fail);
-    assert!(
-        broken
-            .message
-            .starts_with("expression 'object.metadata.missing' resulted in error: "),
-        "{}",
-        broken.message
-    );
-    let not_a_string = outcome(&with_annotations(&[("n", "1")]), "web");
-    assert_eq!(
-        not_a_string.message,
-        "expression '1' resulted in error: expected a string or null, got int `1`"
-    );
+    // Kyverno reads only the validations' decisions: an annotation whose
+    // value cannot be computed, or is no string, is left out and denies
+    // nothing.
+    for (name, expression) in [("errors", "object.metadata.missing"), ("not_a_string", "1")] {
+        let broken = outcome(&with_annotations(&[("n", expression)]), "web");
+        assert_eq!(broken.status, RuleStatus::Pass, "{name}");
+        assert!(broken.audit_annotations.is_empty(), "{name}");
+    }
 }
 
 #[test]
@@ -232,4 +222,90 @@ fn expressions_without_a_message_take_the_rules_message() {
     );
     let own = compile(&[("false", Some("own"))], &[]).with_default_message(Some("from the rule"));
     assert_eq!(run(&own, json!({})), (RuleStatus::Fail, "own".to_string()));
+}
+
+#[test]
+fn failure_messages_follow_the_kubernetes_validator() {
+    // (case, message, messageExpression, reason, expected message, code)
+    let long = format!("'{}'", "x".repeat(6000));
+    let cases: Vec<(
+        &str,
+        Option<&str>,
+        Option<&str>,
+        Option<&str>,
+        String,
+        Option<u16>,
+    )> = vec![
+        (
+            "expression_result_trimmed",
+            Some("static"),
+            Some("'  hi  '"),
+            None,
+            "hi".into(),
+            None,
+        ),
+        (
+            "multi_line_result_falls_back",
+            Some("static"),
+            Some("'a\\nb'"),
+            None,
+            "static".into(),
+            None,
+        ),
+        (
+            "long_result_falls_back",
+            Some("static"),
+            Some(long.as_str()),
+            None,
+            "static".into(),
+            None,
+        ),
+        (
+            "blank_result_falls_back",
+            Some(" static \n"),
+            Some("' '"),
+            None,
+            "static".into(),
+            None,
+        ),
+        (
+            "no_message_names_the_expression",
+            None,
+            None,
+            None,
+            "failed expression: object.metadata.name != 'blocked'".into(),
+            None,
+        ),
+        (
+            "known_reason_answers_its_status",
+            None,
+            None,
+            Some("Forbidden"),
+            "failed expression: object.metadata.name != 'blocked'".into(),
+            Some(403),
+        ),
+        (
+            "other_reason_is_accepted",
+            Some("m"),
+            None,
+            Some("Conflict"),
+            "m".into(),
+            None,
+        ),
+    ];
+    for (name, message, expression, reason, want, code) in cases {
+        let cel = Cel {
+            expressions: vec![CelExpression {
+                expression: " object.metadata.name != 'blocked'\n".into(),
+                message: message.map(str::to_string),
+                message_expression: expression.map(str::to_string),
+                reason: reason.map(str::to_string),
+            }],
+            ..Cel::default()
+        };
+        let result = outcome(&compiled(&cel), "blocked");
+        assert_eq!(result.status, RuleStatus::Fail, "{name}");
+        assert_eq!(result.message, want, "{name}");
+        assert_eq!(result.code, code, "{name}");
+    }
 }

@@ -474,27 +474,32 @@ impl Preconditions {
     }
 
     /// `Ok(None)` when all hold; `Ok(Some(name))` names the first that does
-    /// not; `Err` when one cannot be evaluated.
+    /// not; `Err` when one cannot be evaluated and none is false (as
+    /// Kubernetes' match conditions decide: a false one wins over an error
+    /// in any order).
     pub fn evaluate(&self, inputs: &Inputs<'_>) -> Result<Option<String>, String> {
         let namespace = inputs.namespace_object();
         let mut activation = Activation::new();
         inputs.bind(&mut activation, &namespace);
+        let mut first_error = None;
         for (name, program) in &self.conditions {
-            match program.evaluate(&activation, &mut Budget::default()) {
+            let error = match program.evaluate(&activation, &mut Budget::default()) {
                 Ok(value) => match value.as_bool() {
-                    Some(true) => {}
+                    Some(true) => continue,
                     Some(false) => return Ok(Some(name.clone())),
-                    None => {
-                        return Err(format!(
-                            "cel precondition {name} must evaluate to a bool, got {} `{value}`",
-                            value.type_name()
-                        ))
-                    }
+                    None => format!(
+                        "cel precondition {name} must evaluate to a bool, got {} `{value}`",
+                        value.type_name()
+                    ),
                 },
-                Err(e) => return Err(format!("cel precondition {name} failed: {e}")),
-            }
+                Err(e) => format!("cel precondition {name} failed: {e}"),
+            };
+            first_error.get_or_insert(error);
         }
-        Ok(None)
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(None),
+        }
     }
 }
 

@@ -309,3 +309,54 @@ fn failure_messages_follow_the_kubernetes_validator() {
         assert_eq!(result.code, code, "{name}");
     }
 }
+
+#[test]
+fn a_false_precondition_wins_over_an_error_in_any_order() {
+    // (case, preconditions, expected: Ok(None) holds, Ok(Some) names the
+    // false one, Err when one errors and none is false)
+    let cases: Vec<(&str, Vec<&str>, Result<Option<&str>, ()>)> = vec![
+        (
+            "all_hold",
+            vec!["true", "object.metadata.name == 'web'"],
+            Ok(None),
+        ),
+        (
+            "error_then_false",
+            vec!["object.spec.missing == 1", "false"],
+            Ok(Some("c1")),
+        ),
+        (
+            "false_then_error",
+            vec!["false", "object.spec.missing == 1"],
+            Ok(Some("c0")),
+        ),
+        (
+            "error_alone",
+            vec!["true", "object.spec.missing == 1"],
+            Err(()),
+        ),
+    ];
+    for (name, conditions, want) in cases {
+        let list: Vec<NamedExpression> = conditions
+            .iter()
+            .enumerate()
+            .map(|(i, e)| NamedExpression {
+                name: format!("c{i}"),
+                expression: e.to_string(),
+            })
+            .collect();
+        let mut diags = Diagnostics::default();
+        let pre = Preconditions::compile(&list, "celPreconditions", &mut diags).unwrap();
+        let object = json!({"metadata": {"name": "web"}});
+        let request = json!({"operation": "CREATE"});
+        let got = pre.evaluate(&create(&object, &request, ""));
+        match want {
+            Ok(w) => assert_eq!(
+                got.as_ref().ok().cloned(),
+                Some(w.map(str::to_string)),
+                "{name}"
+            ),
+            Err(()) => assert!(got.is_err(), "{name}"),
+        }
+    }
+}

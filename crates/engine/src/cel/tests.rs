@@ -224,18 +224,21 @@ fn expressions_without_a_message_take_the_rules_message() {
     assert_eq!(run(&own, json!({})), (RuleStatus::Fail, "own".to_string()));
 }
 
+/// (case, message, messageExpression, reason, expected message, code)
+type MessageCase<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    String,
+    Option<u16>,
+);
+
 #[test]
 fn failure_messages_follow_the_kubernetes_validator() {
     // (case, message, messageExpression, reason, expected message, code)
     let long = format!("'{}'", "x".repeat(6000));
-    let cases: Vec<(
-        &str,
-        Option<&str>,
-        Option<&str>,
-        Option<&str>,
-        String,
-        Option<u16>,
-    )> = vec![
+    let cases: Vec<MessageCase> = vec![
         (
             "expression_result_trimmed",
             Some("static"),
@@ -310,11 +313,18 @@ fn failure_messages_follow_the_kubernetes_validator() {
     }
 }
 
+/// (case, preconditions, expected result; `Err(())` for any error)
+type PreconditionCase = (
+    &'static str,
+    Vec<&'static str>,
+    Result<Option<&'static str>, ()>,
+);
+
 #[test]
 fn a_false_precondition_wins_over_an_error_in_any_order() {
     // (case, preconditions, expected: Ok(None) holds, Ok(Some) names the
     // false one, Err when one errors and none is false)
-    let cases: Vec<(&str, Vec<&str>, Result<Option<&str>, ()>)> = vec![
+    let cases: Vec<PreconditionCase> = vec![
         (
             "all_hold",
             vec!["true", "object.metadata.name == 'web'"],

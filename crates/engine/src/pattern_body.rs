@@ -43,9 +43,21 @@ impl<'a> PatternBody<'a> {
                 template: &[],
             };
         }
+        Self::dynamic(value, path, delete, diags, |resolved| resolved)
+    }
+
+    /// A pattern kept as a document (its references resolved, then
+    /// `convert`ed), substituted and compiled when it runs.
+    fn dynamic(
+        value: &Json<'_>,
+        path: &str,
+        delete: bool,
+        diags: &mut Diagnostics,
+        convert: impl FnOnce(Value) -> Value,
+    ) -> Self {
         // Substitution works on `serde_json` documents, as the request is one.
         let resolved = match references::resolve(&value.to_value()) {
-            Ok(v) => v,
+            Ok(v) => convert(v),
             Err(e) => return PatternBody::Unresolved(e),
         };
         let document = Document::compile(&resolved, "", delete);
@@ -74,21 +86,7 @@ impl<'a> PatternBody<'a> {
         if !has_integers(value, 0) {
             return Self::compile(value, path, delete, diags);
         }
-        let resolved = match references::resolve(&value.to_value()) {
-            Ok(v) => v,
-            Err(e) => return PatternBody::Unresolved(e),
-        };
-        let floats = as_floats(resolved);
-        let document = Document::compile(&floats, "", delete);
-        report_problems(&document, path, diags);
-        if !diags.is_quiet() {
-            Pattern::compile(&Json::owned(placeholders(&floats)), path, diags);
-        }
-        PatternBody::Dynamic {
-            document,
-            path: path.to_string(),
-            template: &[],
-        }
+        Self::dynamic(value, path, delete, diags, as_floats)
     }
 
     /// This pattern under autogen's pod `template` (see

@@ -244,18 +244,28 @@ pub fn check_images(resource: &Value, template: &[&str]) -> Result<(), String> {
     let Some(spec) = pod_spec(resource, template) else {
         return Ok(());
     };
-    for group in ["initContainers", "containers", "ephemeralContainers"] {
-        let Some(containers) = spec.get(group).and_then(Value::as_array) else {
-            continue;
-        };
-        for container in containers {
-            let image = container.get("image").and_then(Value::as_str).unwrap_or("");
-            if !image.trim().is_empty() {
-                ImageInfo::check(image).map_err(|e| invalid_image(image, &e))?;
-            }
-        }
+    for (_, _, _, image) in images_in(spec) {
+        ImageInfo::check(image).map_err(|e| invalid_image(image, &e))?;
     }
     Ok(())
+}
+
+/// The containers of a pod spec that name an image, in Kyverno's order of
+/// groups: group, index in it, container, image.
+fn images_in(spec: &Value) -> impl Iterator<Item = (&'static str, usize, &Value, &str)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .into_iter()
+        .flat_map(move |group| {
+            let containers = spec.get(group).and_then(Value::as_array);
+            containers
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter_map(move |(i, container)| {
+                    let image = container.get("image").and_then(Value::as_str)?;
+                    (!image.trim().is_empty()).then_some((group, i, container, image))
+                })
+        })
 }
 
 fn invalid_image(image: &str, reason: &str) -> String {
@@ -283,20 +293,11 @@ fn walk_images(
     };
     // The JSON pointer of the pod template, for each image's `jsonPointer`.
     let prefix: String = template.iter().map(|key| format!("/{key}")).collect();
-    for group in ["initContainers", "containers", "ephemeralContainers"] {
-        let Some(containers) = spec.get(group).and_then(Value::as_array) else {
-            continue;
-        };
-        for (i, container) in containers.iter().enumerate() {
-            let image = container.get("image").and_then(Value::as_str).unwrap_or("");
-            if image.trim().is_empty() {
-                continue;
-            }
-            let name = container.get("name").and_then(Value::as_str).unwrap_or("");
-            let info = ImageInfo::parse(image).map_err(|e| invalid_image(image, &e))?;
-            let pointer = format!("{prefix}/spec/{group}/{i}/image");
-            visit(group, name, &info, &pointer);
-        }
+    for (group, i, container, image) in images_in(spec) {
+        let name = container.get("name").and_then(Value::as_str).unwrap_or("");
+        let info = ImageInfo::parse(image).map_err(|e| invalid_image(image, &e))?;
+        let pointer = format!("{prefix}/spec/{group}/{i}/image");
+        visit(group, name, &info, &pointer);
     }
     Ok(())
 }

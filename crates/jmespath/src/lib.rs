@@ -70,7 +70,7 @@ pub enum CompileError {
 pub enum SearchError {
     /// go-jmespath's `NotFoundError`.
     #[error("Unknown key \"{0}\" in path")]
-    NotFound(String),
+    NotFound(Name),
     #[error("{0}")]
     Function(String),
     #[error("invalid slice, step cannot be 0")]
@@ -177,10 +177,85 @@ thread_local! {
         std::cell::RefCell::new(HashMap::with_capacity_and_hasher(64, Fixed::default()));
 }
 
+/// A field or function name as a query spells it: a range of the query's
+/// text, which it shares, so parsing copies no names. A quoted name with
+/// escapes has a text of its own.
+#[derive(Clone)]
+pub struct Name {
+    text: Rc<str>,
+    start: u32,
+    end: u32,
+}
+
+impl Name {
+    /// `text[range]`; a range past `u32` (longer than any query) is empty.
+    fn slice(text: &Rc<str>, range: std::ops::Range<usize>) -> Self {
+        let (Ok(start), Ok(end)) = (u32::try_from(range.start), u32::try_from(range.end)) else {
+            return Self::from("");
+        };
+        Self {
+            text: text.clone(),
+            start,
+            end,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.text
+            .get(self.start as usize..self.end as usize)
+            .unwrap_or_default()
+    }
+}
+
+impl From<&str> for Name {
+    fn from(name: &str) -> Self {
+        let text: Rc<str> = Rc::from(name);
+        Self::slice(&text, 0..text.len())
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl Node {
+    /// `left.right`: fields join into one [`Node::Path`].
+    fn subexpr(left: Node, right: Node) -> Node {
+        match (left, right) {
+            (Node::Field(a), Node::Field(b)) => Node::Path(vec![a, b]),
+            (Node::Path(mut names), Node::Field(b)) => {
+                names.push(b);
+                Node::Path(names)
+            }
+            (left, right) => Node::Subexpr(Box::new((left, right))),
+        }
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
     Identity,
-    Field(String),
+    Field(Name),
     Index(i32),
     Slice {
         start: Option<i32>,
@@ -188,6 +263,9 @@ enum Node {
         step: i32,
     },
     Literal(Value),
+    /// `a.b.c`: a chain of two or more fields, one node instead of a
+    /// [`Node::Subexpr`] per dot (what most queries are made of).
+    Path(Vec<Name>),
     /// `a.b`, `a[0]`: errors on the left propagate.
     Subexpr(Box<(Node, Node)>),
     /// `a | b`: a missing key on the left becomes `null`.
@@ -201,12 +279,12 @@ enum Node {
     Or(Box<(Node, Node)>),
     Not(Box<Node>),
     MultiList(Vec<Node>),
-    MultiHash(Vec<(String, Node)>),
+    MultiHash(Vec<(Name, Node)>),
     Function(Function, Vec<Node>),
     Expref(Box<Node>),
     /// A call of a function no registry has: the parser's, which compiling
     /// turns into [`CompileError::UnknownFunction`]; never evaluated.
-    Unresolved(String, Vec<Node>),
+    Unresolved(Name, Vec<Node>),
 }
 
 /// A comparison operator.
@@ -243,7 +321,7 @@ impl Query {
             return found;
         }
         let text: Rc<str> = Rc::from(text);
-        let compiled = Self::parse(&text).map(|node| Self {
+        let compiled = parse_shared(&text).map(|node| Self {
             text: text.clone(),
             node: Rc::new(node),
         });
@@ -254,13 +332,6 @@ impl Query {
             }
         });
         compiled
-    }
-
-    fn parse(text: &str) -> Result<Node, CompileError> {
-        if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
-            return Err(CompileError::TooDeep);
-        }
-        parser::parse(text)
     }
 
     pub fn text(&self) -> &str {
@@ -323,6 +394,14 @@ impl Query {
     pub fn may_read(&self, name: &str) -> bool {
         reads_field(&self.node, name)
     }
+}
+
+/// Parses `text`, whose names the tree shares.
+fn parse_shared(text: &Rc<str>) -> Result<Node, CompileError> {
+    if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
+        return Err(CompileError::TooDeep);
+    }
+    parser::parse(text)
 }
 
 /// How deeply brackets and negations nest, outside string literals: what
@@ -511,19 +590,17 @@ fn eval_scoped<'a>(
             Ok(Cow::Owned(Value::Object(whole)))
         }
         Node::Identity => Ok(Cow::Borrowed(data)),
-        Node::Field(name) if !scope.is_empty() => {
-            match scope.iter().rev().find(|(n, _)| n == name) {
-                Some((_, value)) => Ok(Cow::Borrowed(*value)),
-                None => eval(node, data),
+        Node::Field(name) => scoped_field(name, data, scope).map(Cow::Borrowed),
+        Node::Path(names) => {
+            let Some((first, rest)) = names.split_first() else {
+                return Ok(Cow::Borrowed(data));
+            };
+            let mut value = scoped_field(first, data, scope)?;
+            for name in rest {
+                value = field(name, value)?;
             }
+            Ok(Cow::Borrowed(value))
         }
-        Node::Field(name) => match data {
-            Value::Object(map) => map
-                .get(name)
-                .map(Cow::Borrowed)
-                .ok_or_else(|| SearchError::NotFound(name.clone())),
-            _ => Ok(Cow::Borrowed(&NULL)),
-        },
         Node::Index(idx) => Ok(match data {
             Value::Array(items) => index(items, *idx).map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
             _ => Cow::Borrowed(&NULL),
@@ -631,7 +708,10 @@ fn eval_scoped<'a>(
             }
             let mut out = Map::new();
             for (key, e) in elements {
-                out.insert(key.clone(), owned(absorb(eval_scoped(e, data, scope))?)?);
+                out.insert(
+                    key.as_str().to_string(),
+                    owned(absorb(eval_scoped(e, data, scope))?)?,
+                );
             }
             Ok(Cow::Owned(Value::Object(out)))
         }
@@ -650,6 +730,30 @@ fn eval_scoped<'a>(
         Node::Unresolved(name, _) => {
             Err(SearchError::Function(format!("unknown function: {name}()")))
         }
+    }
+}
+
+/// Field `name` of `data`, or of the scope's entry of that name, which
+/// hides it.
+fn scoped_field<'a>(
+    name: &Name,
+    data: &'a Value,
+    scope: Scope<'_, 'a>,
+) -> Result<&'a Value, SearchError> {
+    match scope.iter().rev().find(|(n, _)| *n == name.as_str()) {
+        Some((_, value)) => Ok(*value),
+        None => field(name, data),
+    }
+}
+
+/// Field `name` of an object (go-jmespath's `NotFoundError` when it lacks
+/// it); `null` of anything else.
+fn field<'a>(name: &Name, data: &'a Value) -> Result<&'a Value, SearchError> {
+    match data {
+        Value::Object(map) => map
+            .get(name.as_str())
+            .ok_or_else(|| SearchError::NotFound(name.clone())),
+        _ => Ok(&NULL),
     }
 }
 
@@ -777,6 +881,7 @@ fn reads_field(node: &Node, name: &str) -> bool {
     match node {
         Node::Identity => true,
         Node::Field(field) => field == name,
+        Node::Path(names) => names.first().is_some_and(|first| first == name),
         Node::Index(_) | Node::Slice { .. } | Node::Literal(_) | Node::Expref(_) => false,
         Node::Subexpr(pair) | Node::Pipe(pair) | Node::Projection(pair) => here(&pair.0),
         Node::ObjectValues(inner) | Node::Flatten(inner) | Node::Not(inner) => here(inner),

@@ -6,10 +6,11 @@
 //! the `jmespath` crate's, which `tests` holds this parser equal to.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::{functions, kyverno, Comparator, CompileError, Function, Node, MAX_DEPTH};
+use crate::{functions, kyverno, Comparator, CompileError, Function, Name, Node, MAX_DEPTH};
 
 /// A token's binding power below which a projection stops.
 const PROJECTION_STOP: usize = 10;
@@ -17,7 +18,8 @@ const PROJECTION_STOP: usize = 10;
 #[derive(Debug, Clone, PartialEq)]
 enum Token<'a> {
     Identifier(&'a str),
-    QuotedIdentifier(String),
+    /// Its name: borrowed when the quotes hold no escapes.
+    QuotedIdentifier(Cow<'a, str>),
     Number(i32),
     Literal(Value),
     Dot,
@@ -110,11 +112,12 @@ struct SyntaxError {
 
 /// Parses `text` and checks its functions (known, with the right number of
 /// arguments), `&expression`s (only as arguments) and nesting.
-pub(crate) fn parse(text: &str) -> Result<Node, CompileError> {
+pub(crate) fn parse(text: &Rc<str>) -> Result<Node, CompileError> {
     let syntax =
         |e: SyntaxError| CompileError::Syntax(crate::syntax_error(text, e.offset, &e.reason));
     let tokens = lex(text).map_err(syntax)?;
     let mut parser = Parser {
+        text,
         tokens,
         next: 0,
         offset: 0,
@@ -139,6 +142,7 @@ fn check(node: &Node, depth: usize) -> Result<(), CompileError> {
     match node {
         Node::Identity
         | Node::Field(_)
+        | Node::Path(_)
         | Node::Index(_)
         | Node::Slice { .. }
         | Node::Literal(_) => Ok(()),
@@ -156,7 +160,7 @@ fn check(node: &Node, depth: usize) -> Result<(), CompileError> {
         }
         Node::MultiList(items) => items.iter().try_for_each(next),
         Node::MultiHash(pairs) => pairs.iter().try_for_each(|(_, v)| next(v)),
-        Node::Unresolved(name, _) => Err(CompileError::UnknownFunction(name.clone())),
+        Node::Unresolved(name, _) => Err(CompileError::UnknownFunction(name.as_str().to_string())),
         Node::Function(function, args) => {
             crate::check_arity(function.signature(), args.len())?;
             // An argument `&expr` stands for its expression, one level down.
@@ -168,10 +172,10 @@ fn check(node: &Node, depth: usize) -> Result<(), CompileError> {
     }
 }
 
-fn resolve(name: String, args: Vec<Node>) -> Node {
-    match kyverno::signature(&name)
+fn resolve(name: Name, args: Vec<Node>) -> Node {
+    match kyverno::signature(name.as_str())
         .map(Function::Kyverno)
-        .or_else(|| functions::signature(&name).map(Function::Standard))
+        .or_else(|| functions::signature(name.as_str()).map(Function::Standard))
     {
         Some(function) => Node::Function(function, args),
         None => Node::Unresolved(name, args),
@@ -179,6 +183,8 @@ fn resolve(name: String, args: Vec<Node>) -> Node {
 }
 
 struct Parser<'a> {
+    /// The query's text, which names share.
+    text: &'a Rc<str>,
     tokens: Vec<(usize, Token<'a>)>,
     next: usize,
     /// Where the token last taken starts.
@@ -239,14 +245,14 @@ impl<'a> Parser<'a> {
         let token = self.advance();
         match token {
             Token::At => Ok(Node::Identity),
-            Token::Identifier(name) => Ok(Node::Field(name.to_string())),
+            Token::Identifier(name) => Ok(Node::Field(self.name(name, 0))),
             Token::QuotedIdentifier(name) => match self.peek_token() {
                 Token::Lparen => Err(self.error(
                     &Token::Lparen,
                     "Quoted strings can't be a function name",
                     true,
                 )),
-                _ => Ok(Node::Field(name)),
+                _ => Ok(Node::Field(self.quoted(name))),
             },
             Token::Star => self.wildcard_values(Node::Identity),
             Token::Literal(value) => Ok(Node::Literal(value)),
@@ -298,7 +304,7 @@ impl<'a> Parser<'a> {
                     self.wildcard_values(left)
                 } else {
                     let rhs = self.dot(Token::Dot.lbp())?;
-                    Ok(Node::Subexpr(boxed(left, rhs)))
+                    Ok(Node::subexpr(left, rhs))
                 }
             }
             Token::Lbracket => match self.peek_token() {
@@ -343,10 +349,25 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn key_value(&mut self) -> Result<(String, Node), SyntaxError> {
+    /// The name `text` of the token just taken, which starts `skip` bytes
+    /// into it, as a range of the query.
+    fn name(&self, text: &str, skip: usize) -> Name {
+        let start = self.offset + skip;
+        Name::slice(self.text, start..start + text.len())
+    }
+
+    fn quoted(&self, name: Cow<'_, str>) -> Name {
+        match name {
+            // Inside the quote the token starts with.
+            Cow::Borrowed(text) => self.name(text, 1),
+            Cow::Owned(text) => Name::from(text.as_str()),
+        }
+    }
+
+    fn key_value(&mut self) -> Result<(Name, Node), SyntaxError> {
         let key = match self.advance() {
-            Token::Identifier(key) => key.to_string(),
-            Token::QuotedIdentifier(key) => key,
+            Token::Identifier(key) => self.name(key, 0),
+            Token::QuotedIdentifier(key) => self.quoted(key),
             t => return Err(self.error(&t, "Expected Field to start key value pair", false)),
         };
         if *self.peek_token() != Token::Colon {
@@ -547,8 +568,13 @@ fn lex(text: &str) -> Result<Vec<(usize, Token<'_>)>, SyntaxError> {
                 let (inner, end) = delimited(text, start, byte)?;
                 at = end;
                 match byte {
+                    // No escapes and no control characters: the JSON string
+                    // is its text.
+                    b'"' if inner.bytes().all(|b| b >= 0x20 && b != b'\\') => {
+                        Token::QuotedIdentifier(Cow::Borrowed(inner))
+                    }
                     b'"' => match serde_json::from_str::<String>(&format!("\"{inner}\"")) {
-                        Ok(name) => Token::QuotedIdentifier(name),
+                        Ok(name) => Token::QuotedIdentifier(Cow::Owned(name)),
                         Err(e) => {
                             return Err(error(
                                 start,

@@ -25,6 +25,23 @@ fn missing_keys_follow_kyvernos_fork() {
         ),
         ("null_value_is_not_an_error", "a.n", Ok(json!(null))),
         ("field_of_null_is_null", "a.n.deeper", Ok(json!(null))),
+        (
+            "long_path_stops_at_the_first_missing_key",
+            "a.x.y.z",
+            Err("Unknown key \"x\" in path".into()),
+        ),
+        ("long_path_through_null_is_null", "a.n.x.y", Ok(json!(null))),
+        ("quoted_name_in_a_path", "a.\"b\"", Ok(json!(1))),
+        (
+            "escaped_quoted_name_in_a_path",
+            "a.\"\\u0062\"",
+            Ok(json!(1)),
+        ),
+        (
+            "missing_quoted_name_is_named_unescaped",
+            "a.\"\\u0063\"",
+            Err("Unknown key \"c\" in path".into()),
+        ),
         ("field_of_string_is_null", "a.s.deeper", Ok(json!(null))),
         (
             "or_absorbs_missing",

@@ -45,7 +45,7 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
     };
     Ok(match ast {
         Ast::Identity { .. } => Node::Identity,
-        Ast::Field { name, .. } => Node::Field(name.clone()),
+        Ast::Field { name, .. } => Node::Field(crate::Name::from(name.as_str())),
         Ast::Index { idx, .. } => Node::Index(*idx),
         Ast::Slice {
             start, stop, step, ..
@@ -63,7 +63,8 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
             if text.chars().nth(*offset) == Some('|') {
                 Node::Pipe(pair(lhs, rhs)?)
             } else {
-                Node::Subexpr(pair(lhs, rhs)?)
+                let (lhs, rhs) = *pair(lhs, rhs)?;
+                Node::subexpr(lhs, rhs)
             }
         }
         Ast::Projection { lhs, rhs, .. } => Node::Projection(pair(lhs, rhs)?),
@@ -92,7 +93,7 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
                 .iter()
                 .map(|kv| {
                     Ok((
-                        kv.key.clone(),
+                        crate::Name::from(kv.key.as_str()),
                         reference_convert(&kv.value, text, depth + 1)?,
                     ))
                 })
@@ -121,7 +122,7 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
 /// The crate's `Debug` of a literal token differs from ours; the message
 /// names it "a literal" either way.
 fn agree(text: &str) -> Result<(), String> {
-    let ours = super::parse(text);
+    let ours = super::parse(&std::rc::Rc::from(text));
     let theirs = reference(text);
     if ours == theirs {
         Ok(())

@@ -68,6 +68,7 @@ const POD_REPLACEMENTS: [(&str, &str); 4] = [
 ];
 /// What every `from` of the replacement tables contains.
 const OBJECT_FIELD: &str = "bject.";
+const OBJECT_NEEDLE: crate::scan::Needle = crate::scan::Needle::new(OBJECT_FIELD);
 const POD_CEL_REPLACEMENTS: [(&str, &str); 4] = [
     ("object.spec", "object.spec.template.spec"),
     ("oldObject.spec", "oldObject.spec.template.spec"),
@@ -834,7 +835,7 @@ fn json_needs_rewrite(value: &Json<'_>, table: &[(&str, &str); 4]) -> bool {
 /// names `object.` or `Object.`: one scan for that turns away most strings
 /// (messages, names) before the four replacements are looked for.
 fn needs_rewrite(s: &str, table: &[(&str, &str); 4]) -> bool {
-    crate::scan::contains(s, OBJECT_FIELD)
+    crate::scan::contains(s, &OBJECT_NEEDLE)
         && table
             .iter()
             .any(|(from, _)| starts(s, from).next().is_some())
@@ -843,7 +844,7 @@ fn needs_rewrite(s: &str, table: &[(&str, &str); 4]) -> bool {
 /// `s` with the replacements of `table`, in order, as Kyverno's chain of
 /// `strings.ReplaceAll`; borrowed when none applies.
 fn rewrite_text<'s>(s: &'s str, table: &[(&str, &str); 4]) -> Cow<'s, str> {
-    if !crate::scan::contains(s, OBJECT_FIELD) {
+    if !crate::scan::contains(s, &OBJECT_NEEDLE) {
         return Cow::Borrowed(s);
     }
     table
@@ -875,9 +876,9 @@ fn replace_all<'s>(s: Cow<'s, str>, from: &str, to: &str) -> Cow<'s, str> {
 /// this scans only for that word: `str::contains` set up a two-way searcher
 /// per text and replacement, most of autogen's cost in wasm.
 fn starts<'s>(s: &'s str, from: &'s str) -> impl Iterator<Item = usize> + 's {
-    let offset = crate::scan::positions(from, OBJECT_FIELD).next();
+    let offset = crate::scan::positions(from, &OBJECT_NEEDLE).next();
     let mut free_from = 0;
-    crate::scan::positions(s, OBJECT_FIELD).filter_map(move |at| {
+    crate::scan::positions(s, &OBJECT_NEEDLE).filter_map(move |at| {
         let start = at.checked_sub(offset?)?;
         let found = start >= free_from
             && s.as_bytes().get(start..start + from.len()) == Some(from.as_bytes());

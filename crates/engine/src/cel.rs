@@ -150,7 +150,7 @@ impl CompiledCel {
                     .iter()
                     .map(|a| a.value_expression.as_str()),
             )
-            .any(|text| crate::scan::contains(text, "namespaceObject"));
+            .any(|text| crate::scan::contains(text, &crate::scan::NAMESPACE_OBJECT));
         (diags.errors().len() == before).then_some(Self {
             variables,
             expressions,
@@ -461,7 +461,7 @@ impl Preconditions {
             .collect();
         let reads_namespace = list
             .iter()
-            .any(|c| crate::scan::contains(&c.expression, "namespaceObject"));
+            .any(|c| crate::scan::contains(&c.expression, &crate::scan::NAMESPACE_OBJECT));
         (diags.errors().len() == before).then_some(Self {
             conditions,
             reads_namespace,

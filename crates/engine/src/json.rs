@@ -29,12 +29,28 @@ pub enum Json<'a> {
     Object(Map<'a>),
 }
 
+/// Objects up to this many entries are searched in order.
+const SMALL_MAP: usize = 8;
+
 /// An object's entries, sorted by key, keys unique.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Map<'a>(Box<[(Cow<'a, str>, Json<'a>)]>);
 
 impl<'a> Map<'a> {
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        // Settings objects are small and their fields are looked up many
+        // times: a scan that compares lengths and first bytes before any
+        // `memcmp` beats the binary search's comparisons there.
+        if self.0.len() <= SMALL_MAP {
+            let first = key.as_bytes().first();
+            return self
+                .0
+                .iter()
+                .find(|(k, _)| {
+                    k.len() == key.len() && k.as_bytes().first() == first && k.as_ref() == key
+                })
+                .map(|(_, v)| v);
+        }
         self.0
             .binary_search_by(|(k, _)| k.as_ref().cmp(key))
             .ok()

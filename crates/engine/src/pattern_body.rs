@@ -199,7 +199,7 @@ fn needs_substitution(value: &Json<'_>, depth: usize) -> bool {
         return false;
     }
     match value {
-        Json::String(s) => has_variables(s) || crate::scan::contains(s, "$("),
+        Json::String(s) => has_variables(s) || crate::scan::contains(s, &crate::scan::REFERENCE),
         Json::Array(items) => items.iter().any(|v| needs_substitution(v, depth + 1)),
         Json::Object(map) => map
             .iter()

@@ -23,7 +23,7 @@ fn substitute(value: &Value, document: &Value, path: &str, depth: usize) -> Resu
         ));
     }
     Ok(match value {
-        Value::String(s) if crate::scan::contains(s, "$(") => {
+        Value::String(s) if crate::scan::contains(s, &crate::scan::REFERENCE) => {
             Value::String(substitute_string(s, document, path)?)
         }
         Value::Array(items) => Value::Array(

@@ -314,12 +314,12 @@ impl NumberedNames {
 
     fn read(&mut self, text: &str) {
         // A JMESPath `\u` escape could spell any name.
-        if crate::scan::contains(text, "\\u") {
+        if crate::scan::contains(text, &crate::scan::UNICODE_ESCAPE) {
             self.elements = u64::MAX;
             self.indexes = u64::MAX;
             return;
         }
-        for at in crate::scan::positions(text, "element") {
+        for at in crate::scan::positions(text, &crate::scan::ELEMENT) {
             let rest = text.get(at + "element".len()..).unwrap_or_default();
             let (rest, bits) = match rest.strip_prefix("Index") {
                 Some(rest) => (rest, &mut self.indexes),

@@ -93,7 +93,10 @@ fn variable_text(span: &str) -> (String, bool) {
     let inner = span
         .strip_prefix("{{")
         .and_then(|s| s.strip_suffix("}}"))
-        .filter(|s| !crate::scan::contains(s, "{{") && !crate::scan::contains(s, "}}"));
+        .filter(|s| {
+            !crate::scan::contains(s, &crate::scan::OPEN)
+                && !crate::scan::contains(s, &crate::scan::CLOSE)
+        });
     let replaced;
     let text = match inner {
         Some(inner) => inner.trim(),
@@ -144,7 +147,7 @@ pub struct Template {
 
 /// Whether `text` needs substitution at all (variables or escapes).
 pub fn has_variables(text: &str) -> bool {
-    crate::scan::contains(text, "{{")
+    crate::scan::contains(text, &crate::scan::OPEN)
 }
 
 fn compile_variable(variable: &str, delete: bool) -> Result<Query, QueryError> {
@@ -323,7 +326,7 @@ fn rescan(mut text: String, ctx: &Context, path: &str) -> Result<Value, VarError
 
 /// `\{{` → `{{`, everywhere, as Kyverno's substitution ends.
 fn unescape(text: &str) -> String {
-    if crate::scan::contains(text, "\\{{") {
+    if crate::scan::contains(text, &crate::scan::ESCAPED_OPEN) {
         text.replace("\\{{", "{{")
     } else {
         text.to_string()

@@ -15,15 +15,14 @@ pub struct Needle {
 
 impl Needle {
     pub const fn new(text: &'static str) -> Self {
-        let bytes = text.as_bytes();
-        let (mut offset, mut i) = (0, 0);
-        while i < bytes.len() {
-            if commonness(bytes[i]) < commonness(bytes[offset]) {
-                offset = i;
+        let (mut offset, mut anchor) = (0, 0);
+        let (mut rest, mut at) = (text.as_bytes(), 0);
+        while let [byte, tail @ ..] = rest {
+            if at == 0 || commonness(*byte) < commonness(anchor) {
+                (offset, anchor) = (at, *byte);
             }
-            i += 1;
+            (rest, at) = (tail, at + 1);
         }
-        let anchor = if bytes.is_empty() { 0 } else { bytes[offset] };
         Self {
             text,
             offset,

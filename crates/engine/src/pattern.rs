@@ -362,8 +362,6 @@ fn compile_map<'a>(
     diags: &mut Diagnostics,
 ) -> MapPattern<'a> {
     let deferred = diags.is_quiet();
-    // Go only expands keys when every value of the labels map is a string.
-    let tags_are_strings = place == Place::Tags && map.values().all(Json::is_string);
     // One list of exactly the map's size, sorted into Kyverno's evaluation
     // order below.
     let mut entries = Vec::with_capacity(map.len());
@@ -403,6 +401,14 @@ fn compile_map<'a>(
             None => 0..raw.len(),
         };
         let key = raw.get(key_at.clone()).unwrap_or_default();
+        // Kyverno's `ExpandInMetadata` rebuilds a labels/annotations
+        // pattern from its string values before checking it, so any other
+        // value (`null`, a number, a map) checks nothing. It does so when
+        // the resource has the labels as a map, the only case that reaches
+        // this map's entries.
+        if place == Place::Tags && !value.is_string() {
+            continue;
+        }
         let child_place = match (place, key) {
             (_, "metadata") => Place::Metadata,
             (Place::Metadata, "labels" | "annotations") => Place::Tags,
@@ -427,7 +433,7 @@ fn compile_map<'a>(
         };
         let entry = Entry {
             raw,
-            bind_wildcard: tags_are_strings && has_wildcard(key),
+            bind_wildcard: place == Place::Tags && has_wildcard(key),
             key_at,
             anchor: kind,
             value,
@@ -754,13 +760,11 @@ fn not_a_map(resource: &Value, path: &ResPath<'_>) -> PatternError {
 /// `ExpandInMetadata`; Go picks one at random, this picks the first). No
 /// match leaves the key as written, which then is missing.
 fn bound_wildcard_key<'r>(key: &str, resource: &'r Map<String, Value>) -> Option<&'r str> {
-    if !resource.values().all(Value::is_string) {
-        return None;
-    }
+    // Kyverno reads only the resource's string values here.
     resource
-        .keys()
-        .find(|k| wildcard::matches(key, k))
-        .map(String::as_str)
+        .iter()
+        .find(|(k, v)| v.is_string() && wildcard::matches(key, k))
+        .map(|(k, _)| k.as_str())
 }
 
 fn validate_existence<'p>(
@@ -1162,6 +1166,16 @@ mod tests {
             ("wildcard_label_key_without_match_fails", json!({"metadata": {"labels": {"foo/A*": "bar"}}}),
                 json!({"metadata": {"labels": {"foo/XYZ": "bar"}}}),
                 fail("/metadata/labels/foo/A*/", "resource value '<nil>' does not match 'bar' at path /metadata/labels/foo/A*/")),
+            // ExpandInMetadata keeps only a labels pattern's string values.
+            ("label_pattern_null_value_checks_nothing", json!({"metadata": {"labels": {"X(secret)": null}}}),
+                json!({"metadata": {"labels": {"secret": "x"}}}), Outcome::Pass),
+            ("label_pattern_number_checks_nothing", json!({"metadata": {"annotations": {"replicas": 1}}}),
+                json!({"metadata": {"annotations": {"replicas": "2"}}}), Outcome::Pass),
+            ("wildcard_label_key_binds_beside_a_null_value", json!({"metadata": {"labels": {"app*": "?*", "n": null}}}),
+                json!({"metadata": {"labels": {"app1": "x"}}}), Outcome::Pass),
+            ("label_pattern_still_needs_the_labels", json!({"metadata": {"labels": {"app": 1}}}),
+                json!({"metadata": {"name": "a"}}),
+                fail("/metadata/labels/", "pattern and resource have different structures. Path: /metadata/labels/. Expected map[string]interface {}, found <nil>")),
         ];
         for (name, pattern, resource, want) in cases {
             assert_eq!(run_kyverno(pattern, resource), want, "{name}");

@@ -46,6 +46,15 @@ pub(crate) enum Func {
     Trim,
     Join,
     Reverse,
+    Slice,
+    Flatten,
+    Sort,
+    Distinct,
+    ListsRange,
+    First,
+    Last,
+    Unwrap,
+    UnwrapOpt,
     Format,
     Quote,
     // Kubernetes regex and lists libraries, sets extension.
@@ -145,6 +154,13 @@ pub(crate) fn resolve(name: &str, member: bool, argc: usize) -> Result<Func, Res
             "trim" => (F::Trim, &[0]),
             "join" => (F::Join, &[0, 1]),
             "reverse" => (F::Reverse, &[0]),
+            "slice" => (F::Slice, &[2]),
+            "flatten" => (F::Flatten, &[0, 1]),
+            "sort" => (F::Sort, &[0]),
+            "distinct" => (F::Distinct, &[0]),
+            "first" => (F::First, &[0]),
+            "last" => (F::Last, &[0]),
+            "unwrapOpt" => (F::UnwrapOpt, &[0]),
             "format" => (F::Format, &[1]),
             "find" => (F::Find, &[1]),
             "findAll" => (F::FindAll, &[1, 2]),
@@ -200,6 +216,8 @@ pub(crate) fn resolve(name: &str, member: bool, argc: usize) -> Result<Func, Res
             "timestamp" => (F::Timestamp, &[1]),
             "strings.quote" => (F::Quote, &[1]),
             "sets.contains" => (F::SetsContains, &[2]),
+            "lists.range" => (F::ListsRange, &[1]),
+            "optional.unwrap" => (F::Unwrap, &[1]),
             "sets.equivalent" => (F::SetsEquivalent, &[2]),
             "sets.intersects" => (F::SetsIntersects, &[2]),
             "optional.of" => (F::OptionalOf, &[1]),
@@ -238,6 +256,8 @@ pub(crate) fn namespaced(ns: &str, name: &str) -> Option<&'static str> {
     Some(match (ns, name) {
         ("strings", "quote") => "strings.quote",
         ("sets", "contains") => "sets.contains",
+        ("lists", "range") => "lists.range",
+        ("optional", "unwrap") => "optional.unwrap",
         ("sets", "equivalent") => "sets.equivalent",
         ("sets", "intersects") => "sets.intersects",
         ("optional", "of") => "optional.of",
@@ -289,6 +309,15 @@ impl Func {
             F::Trim => "trim",
             F::Join => "join",
             F::Reverse => "reverse",
+            F::Slice => "slice",
+            F::Flatten => "flatten",
+            F::Sort => "sort",
+            F::Distinct => "distinct",
+            F::ListsRange => "lists.range",
+            F::First => "first",
+            F::Last => "last",
+            F::Unwrap => "optional.unwrap",
+            F::UnwrapOpt => "unwrapOpt",
             F::Format => "format",
             F::Quote => "strings.quote",
             F::Find => "find",
@@ -389,7 +418,7 @@ pub(crate) fn call<'a>(
         | F::GetMinutes
         | F::GetSeconds
         | F::GetMilliseconds => time::call(func, args),
-        F::IndexOf | F::LastIndexOf if matches!(args.first(), Some(v) if v.as_list().is_some()) => {
+        F::IndexOf | F::LastIndexOf | F::Reverse if matches!(args.first(), Some(v) if v.as_list().is_some()) => {
             lists::call(func, args, budget)
         }
         F::CharAt
@@ -405,7 +434,16 @@ pub(crate) fn call<'a>(
         | F::Reverse
         | F::Format
         | F::Quote => strings::call(func, args, budget),
-        F::IsSorted
+        F::Slice
+        | F::Flatten
+        | F::Sort
+        | F::Distinct
+        | F::ListsRange
+        | F::First
+        | F::Last
+        | F::Unwrap
+        | F::UnwrapOpt
+        | F::IsSorted
         | F::Sum
         | F::Min
         | F::Max

@@ -1,12 +1,15 @@
 //! Kubernetes' lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`,
-//! `lastIndexOf`) and cel-go's sets extension.
+//! `lastIndexOf`), cel-go's lists extension (`slice`, `flatten`, `sort`,
+//! `distinct`, `reverse`, `lists.range`), its sets extension, and the list
+//! functions of its optional library (`first`, `last`, `optional.unwrap`,
+//! `unwrapOpt`).
 
 use std::cmp::Ordering;
 
 use crate::ast::BinOp;
 use crate::error::EvalError;
 use crate::functions::{no_overload, Func};
-use crate::value::{equal, ListRef, Value};
+use crate::value::{equal, ListRef, Type, Value};
 use crate::{ops, Budget};
 
 pub(crate) fn call<'a>(
@@ -40,6 +43,103 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::Int(-1))
         }
+        (Func::Slice, [l, Value::Int(start), Value::Int(end)]) => {
+            let l = list(l).ok_or_else(fail)?;
+            let len = i64::try_from(l.len()).unwrap_or(i64::MAX);
+            let (start, end) = (*start, *end);
+            if start < 0 || end < 0 {
+                return Err(EvalError::msg(format!(
+                    "cannot slice({start}, {end}), negative indexes not supported"
+                )));
+            }
+            if start > end {
+                return Err(EvalError::msg(format!(
+                    "cannot slice({start}, {end}), start index must be less than or equal to end index"
+                )));
+            }
+            if len < end {
+                return Err(EvalError::msg(format!(
+                    "cannot slice({start}, {end}), list is length {len}"
+                )));
+            }
+            let (start, end) = (
+                usize::try_from(start).unwrap_or(0),
+                usize::try_from(end).unwrap_or(0),
+            );
+            budget.charge_items(end - start)?;
+            Ok(Value::list(
+                l.iter().skip(start).take(end - start).collect(),
+            ))
+        }
+        (Func::Flatten, [l]) => Ok(Value::list(flatten(list(l).ok_or_else(fail)?, 1, budget)?)),
+        (Func::Flatten, [l, Value::Int(depth)]) => {
+            let l = list(l).ok_or_else(fail)?;
+            if *depth < 0 {
+                return Err(EvalError::msg("level must be non-negative"));
+            }
+            Ok(Value::list(flatten(l, *depth, budget)?))
+        }
+        (Func::Sort, [l]) => sort(list(l).ok_or_else(fail)?, budget),
+        (Func::Distinct, [l]) => {
+            let l = list(l).ok_or_else(fail)?;
+            let mut kept: Vec<Value<'a>> = Vec::new();
+            for v in l.iter() {
+                budget.charge_items(kept.len())?;
+                let mut seen = false;
+                for k in &kept {
+                    if equal(k, &v, budget)? {
+                        seen = true;
+                        break;
+                    }
+                }
+                if !seen {
+                    kept.push(v);
+                }
+            }
+            Ok(Value::list(kept))
+        }
+        (Func::Reverse, [l]) => {
+            let l = list(l).ok_or_else(fail)?;
+            budget.charge_items(l.len())?;
+            let mut items: Vec<Value<'a>> = l.iter().collect();
+            items.reverse();
+            Ok(Value::list(items))
+        }
+        (Func::ListsRange, [Value::Int(n)]) => {
+            if *n < 0 {
+                return Err(EvalError::msg(format!(
+                    "lists.range: size must be non-negative, got {n}"
+                )));
+            }
+            if *n > MAX_RANGE {
+                return Err(EvalError::msg(format!(
+                    "lists.range: size {n} exceeds maximum allowed ({MAX_RANGE})"
+                )));
+            }
+            budget.charge_items(usize::try_from(*n).unwrap_or(usize::MAX))?;
+            Ok(Value::list((0..*n).map(Value::Int).collect()))
+        }
+        (Func::First | Func::Last, [l]) => {
+            let l = list(l).ok_or_else(fail)?;
+            let at = match func {
+                Func::First => Some(0),
+                _ => l.len().checked_sub(1),
+            };
+            Ok(Value::optional(at.and_then(|i| l.get(i))))
+        }
+        (Func::Unwrap | Func::UnwrapOpt, [l]) => {
+            let l = list(l).ok_or_else(fail)?;
+            budget.charge_items(l.len())?;
+            let mut present = Vec::new();
+            for v in l.iter() {
+                match v {
+                    Value::Optional(Some(inner)) => present.push((*inner).clone()),
+                    Value::Optional(None) => {}
+                    other => return Err(no_overload(func.name(), &[other])),
+                }
+            }
+            Ok(Value::list(present))
+        }
         (Func::SetsContains | Func::SetsEquivalent | Func::SetsIntersects, [a, b]) => {
             let (Some(a), Some(b)) = (list(a), list(b)) else {
                 return Err(fail());
@@ -61,6 +161,66 @@ pub(crate) fn call<'a>(
             Ok(Value::Bool(result))
         }
         _ => Err(fail()),
+    }
+}
+
+/// The longest list `lists.range` builds (cel-go's bound).
+const MAX_RANGE: i64 = 10_000_000;
+
+/// `depth` levels of nested lists spliced into their parent; other
+/// elements stay as they are.
+fn flatten<'a>(
+    list: ListRef<'_, 'a>,
+    depth: i64,
+    budget: &mut Budget,
+) -> Result<Vec<Value<'a>>, EvalError> {
+    budget.charge_items(list.len())?;
+    let mut out = Vec::with_capacity(list.len());
+    for v in list.iter() {
+        match v.as_list() {
+            Some(inner) if depth > 0 => out.extend(flatten(inner, depth - 1, budget)?),
+            _ => out.push(v),
+        }
+    }
+    Ok(out)
+}
+
+/// cel-go's `sort`: the elements must share one comparable type.
+fn sort<'a>(list: ListRef<'_, 'a>, budget: &mut Budget) -> Result<Value<'a>, EvalError> {
+    budget.charge_items(list.len())?;
+    let mut items: Vec<Value<'a>> = list.iter().collect();
+    let Some(first) = items.first() else {
+        return Ok(Value::list(items));
+    };
+    let kind = first.type_of();
+    if !matches!(
+        kind,
+        Type::Int
+            | Type::Uint
+            | Type::Double
+            | Type::Bool
+            | Type::Duration
+            | Type::Timestamp
+            | Type::String
+            | Type::Bytes
+    ) {
+        return Err(EvalError::msg("list elements must be comparable"));
+    }
+    if items.iter().any(|v| v.type_of() != kind) {
+        return Err(EvalError::msg("list elements must have the same type"));
+    }
+    let mut failed = None;
+    items.sort_by(|a, b| match ops::compare(a, b) {
+        Some(Ok(order)) => order,
+        Some(Err(e)) => {
+            failed.get_or_insert(e);
+            Ordering::Equal
+        }
+        None => Ordering::Equal,
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(Value::list(items)),
     }
 }
 
@@ -206,6 +366,119 @@ mod tests {
                 "true",
             ),
             ("sets_disjoint", "sets.intersects([1], [2])", "false"),
+            // cel-go's lists extension, examples from its documentation.
+            ("slice", "[1, 2, 3, 4].slice(1, 3) == [2, 3]", "true"),
+            ("slice_to_end", "[1, 2, 3, 4].slice(2, 4) == [3, 4]", "true"),
+            ("slice_empty", "[1].slice(1, 1) == []", "true"),
+            (
+                "slice_negative",
+                "[1].slice(-1, 1)",
+                "error: cannot slice(-1, 1), negative indexes not supported",
+            ),
+            (
+                "slice_backwards",
+                "[1, 2].slice(2, 1)",
+                "error: cannot slice(2, 1), start index must be less than or equal to end index",
+            ),
+            (
+                "slice_past_the_end",
+                "[1, 2].slice(0, 3)",
+                "error: cannot slice(0, 3), list is length 2",
+            ),
+            (
+                "flatten_one_level",
+                "[1, [2, 3], [4]].flatten() == [1, 2, 3, 4]",
+                "true",
+            ),
+            (
+                "flatten_keeps_deeper_lists",
+                "[1, [2, [3, 4]]].flatten() == [1, 2, [3, 4]]",
+                "true",
+            ),
+            (
+                "flatten_empty_lists",
+                "[1, 2, [], [], [3, 4]].flatten() == [1, 2, 3, 4]",
+                "true",
+            ),
+            (
+                "flatten_depth",
+                "[1, [2, [3, [4]]]].flatten(2) == [1, 2, 3, [4]]",
+                "true",
+            ),
+            ("flatten_depth_zero", "[[1]].flatten(0) == [[1]]", "true"),
+            (
+                "flatten_negative_depth",
+                "[1, [2, [3, [4]]]].flatten(-1)",
+                "error: level must be non-negative",
+            ),
+            ("sort_ints", "[3, 2, 1].sort() == [1, 2, 3]", "true"),
+            (
+                "sort_strings",
+                "['b', 'c', 'a'].sort() == ['a', 'b', 'c']",
+                "true",
+            ),
+            ("sort_empty", "[].sort() == []", "true"),
+            (
+                "sort_mixed_types",
+                "[1, 'b'].sort()",
+                "error: list elements must have the same type",
+            ),
+            (
+                "sort_lists",
+                "[[1, 2, 3]].sort()",
+                "error: list elements must be comparable",
+            ),
+            (
+                "distinct",
+                "[1, 2, 2, 3, 3, 3].distinct() == [1, 2, 3]",
+                "true",
+            ),
+            (
+                "distinct_keeps_first",
+                "['b', 'b', 'c', 'a', 'c'].distinct() == ['b', 'c', 'a']",
+                "true",
+            ),
+            (
+                "distinct_mixed",
+                "[1, 'b', 2, 'b'].distinct() == [1, 'b', 2]",
+                "true",
+            ),
+            (
+                "distinct_numbers_across_types",
+                "[1, 1.0, 1u].distinct() == [1]",
+                "true",
+            ),
+            (
+                "reverse_list",
+                "[5, 3, 1, 2].reverse() == [2, 1, 3, 5]",
+                "true",
+            ),
+            (
+                "reverse_is_not_a_string_function_in_kubernetes",
+                "'abc'.reverse()",
+                "error: no matching overload for 'reverse' applied to '(string)'",
+            ),
+            ("range", "lists.range(5) == [0, 1, 2, 3, 4]", "true"),
+            ("range_empty", "lists.range(0) == []", "true"),
+            (
+                "range_negative",
+                "lists.range(-1)",
+                "error: lists.range: size must be non-negative, got -1",
+            ),
+            // cel-go's optional library, version 2.
+            ("first", "[1, 2].first().value() == 1", "true"),
+            ("last", "[1, 2].last().value() == 2", "true"),
+            ("first_of_empty", "[].first().hasValue()", "false"),
+            (
+                "unwrap",
+                "optional.unwrap([optional.of(1), optional.none()]) == [1]",
+                "true",
+            ),
+            (
+                "unwrap_opt",
+                "[optional.of(1), optional.none()].unwrapOpt() == [1]",
+                "true",
+            ),
         ];
         for (name, expr, want) in cases {
             assert_eq!(eval_str(expr), want, "{name}");

@@ -77,7 +77,6 @@ pub(crate) fn call<'a>(
             Str::Borrowed(b) => Value::String(Str::Borrowed(b.trim())),
             Str::Owned(_) => Value::string(s.trim().to_string()),
         }),
-        (Func::Reverse, []) => Ok(Value::string(s.chars().rev().collect())),
         _ => Err(fail()),
     }
 }
@@ -655,7 +654,6 @@ mod tests {
                 "['a', 1].join()",
                 "error: join: invalid input: 1",
             ),
-            ("reverse", "'héllo'.reverse()", "olléh"),
             ("quote", "strings.quote('a\"b\\n')", "\"a\\\"b\\n\""),
         ];
         for (name, expr, want) in cases {

@@ -444,16 +444,70 @@ type Result2 = Option<(RuleStatus, String)>;
 const EXISTING_VIOLATION: &str =
     "skipping the rule evaluation as pre-existing violations are allowed";
 
-/// What CEL expressions read, from the request in the context.
-fn cel_inputs<'a>(request: &'a Value, namespace_object: Option<&'a Value>) -> cel::Inputs<'a> {
+/// What CEL expressions read: the objects from the request in the
+/// context, and `request` as Kyverno builds it ([`CelRequest`]).
+fn cel_inputs<'a>(
+    request: &'a Value,
+    cel_request: &'a CelRequest,
+    namespace_object: Option<&'a Value>,
+) -> cel::Inputs<'a> {
     let view = AdmissionRequest::new(request);
     cel::Inputs {
         object: view.object(),
         old_object: view.old_object(),
-        request,
-        namespace: view.namespace(),
+        request: &cel_request.request,
+        namespace: &cel_request.namespace,
         namespace_object,
         params: None,
+    }
+}
+
+/// The `request` and namespace Kyverno's CEL rules see. Kyverno
+/// (`validate_cel.go`) rebuilds the request from admission attributes, as
+/// Kubernetes' `CreateAdmissionRequest` does: the name and namespace come
+/// from the object (no namespace for a Namespace, whose `namespaceObject`
+/// is then null), `dryRun` is always false, and there is no uid,
+/// sub-resource, object or options.
+struct CelRequest {
+    request: Value,
+    namespace: String,
+}
+
+impl CelRequest {
+    fn new(request: &Value) -> Self {
+        let view = AdmissionRequest::new(request);
+        let resource = view.resource();
+        let gvk = view.kind();
+        let namespace = if gvk.kind == "Namespace" && gvk.version == "v1" && gvk.group.is_empty() {
+            ""
+        } else {
+            crate::request::metadata_str(resource, "namespace")
+        };
+        let field = |key: &str| request.get(key).cloned().unwrap_or(Value::Null);
+        let mut out = serde_json::Map::new();
+        out.insert("uid".into(), Value::String(String::new()));
+        for (key, from) in [
+            ("kind", "kind"),
+            ("resource", "resource"),
+            ("requestKind", "kind"),
+            ("requestResource", "resource"),
+        ] {
+            out.insert(key.into(), field(from));
+        }
+        let name = crate::request::metadata_str(resource, "name");
+        if !name.is_empty() {
+            out.insert("name".into(), Value::String(name.to_string()));
+        }
+        if !namespace.is_empty() {
+            out.insert("namespace".into(), Value::String(namespace.to_string()));
+        }
+        out.insert("operation".into(), field("operation"));
+        out.insert("userInfo".into(), field("userInfo"));
+        out.insert("dryRun".into(), Value::Bool(false));
+        Self {
+            request: Value::Object(out),
+            namespace: namespace.to_string(),
+        }
     }
 }
 
@@ -507,7 +561,8 @@ fn run_rule(
             .as_ref()
             .is_some_and(|p| p.reads_namespace())
             || matches!(&compiled.body, Body::Cel(c) if c.reads_namespace());
-        let namespace = AdmissionRequest::new(ctx.request()).namespace().to_string();
+        let cel_request = CelRequest::new(ctx.request());
+        let namespace = cel_request.namespace.clone();
         let namespace_object = (reads_namespace && !namespace.is_empty())
             .then(|| cluster.namespace(&namespace).ok())
             .flatten();
@@ -532,7 +587,7 @@ fn run_rule(
         for param in runs {
             let inputs = cel::Inputs {
                 params: param,
-                ..cel_inputs(ctx.request(), namespace_object.as_ref())
+                ..cel_inputs(ctx.request(), &cel_request, namespace_object.as_ref())
             };
             if let Some(pre) = &compiled.cel_preconditions {
                 match pre.evaluate(&inputs) {
@@ -757,7 +812,11 @@ fn run_loaded(
             pod_security_result(rule.text.name, check, ctx.object())
         }
         // Run above, before the context is needed.
-        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), None)),
+        Body::Cel(c) => c.evaluate(&cel_inputs(
+            ctx.request(),
+            &CelRequest::new(ctx.request()),
+            None,
+        )),
         Body::Manifests(m) => m.evaluate(ctx.object(), false),
     };
     Some((result.0, explain(result.1)))
@@ -998,6 +1057,71 @@ mod tests {
         ];
         for (name, match_resources, validate, want) in cases {
             assert_eq!(update_status(match_resources, validate), want, "{name}");
+        }
+    }
+
+    /// CEL's `request` is Kyverno's, rebuilt from the admission attributes.
+    #[test]
+    fn cel_request_follows_kyvernos_attributes() {
+        let status = |kind: &str, object: Value, expression: &str| {
+            let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": [kind]}}]},
+                "validate": {"cel": {"expressions": [{"expression": expression, "message": "m"}]}}}]});
+            let request = json!({"uid": "abc", "operation": "CREATE", "namespace": "team-a",
+                "kind": {"group": "", "version": "v1", "kind": kind},
+                "resource": {"group": "", "version": "v1", "resource": "x"},
+                "dryRun": true,
+                "userInfo": {"username": "u"}, "object": object});
+            outcomes_of(&settings, request).first().map(|o| o.status)
+        };
+        let pod = json!({"kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}});
+        let ns = json!({"kind": "Namespace", "metadata": {"name": "team-a"}});
+        let cases: Vec<(&str, &str, Value, &str, RuleStatus)> = vec![
+            (
+                "dry_run_is_always_false",
+                "Pod",
+                pod.clone(),
+                "request.dryRun == false",
+                RuleStatus::Pass,
+            ),
+            (
+                "no_uid",
+                "Pod",
+                pod.clone(),
+                "request.uid == ''",
+                RuleStatus::Pass,
+            ),
+            (
+                "name_and_namespace_from_the_object",
+                "Pod",
+                pod.clone(),
+                "request.name == 'p' && request.namespace == 'team-a'",
+                RuleStatus::Pass,
+            ),
+            (
+                "user_info_kept",
+                "Pod",
+                pod,
+                "request.userInfo.username == 'u'",
+                RuleStatus::Pass,
+            ),
+            (
+                "a_namespace_has_no_namespace",
+                "Namespace",
+                ns.clone(),
+                "!has(request.namespace)",
+                RuleStatus::Pass,
+            ),
+            (
+                "a_namespace_has_no_namespace_object",
+                "Namespace",
+                ns,
+                "namespaceObject == null",
+                RuleStatus::Pass,
+            ),
+        ];
+        for (name, kind, object, expression, want) in cases {
+            assert_eq!(status(kind, object, expression), Some(want), "{name}");
         }
     }
 }

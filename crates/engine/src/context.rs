@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::autogen;
 use crate::images;
 use crate::jmespath::{CompileError, Query, SearchError};
-use crate::request::AdmissionRequest;
+use crate::request::{AdmissionRequest, CelRequest};
 use crate::roles::Roles;
 
 static NULL: Value = Value::Null;
@@ -110,6 +110,8 @@ pub struct Context<'a> {
     /// Why `images` could not be built: Kyverno fails every rule that
     /// needs the context then.
     images_error: Option<String>,
+    /// The request as CEL rules read it, built for the first of them.
+    cel_request: OnceCell<CelRequest>,
 }
 
 impl Context<'static> {
@@ -150,6 +152,7 @@ impl Context<'static> {
             images: Images::Lazy(images),
             delete,
             images_error,
+            cel_request: OnceCell::new(),
         }
     }
 
@@ -161,6 +164,7 @@ impl Context<'static> {
             images: Images::Lazy(OnceCell::from(None)),
             delete: false,
             images_error: None,
+            cel_request: OnceCell::new(),
         }
     }
 }
@@ -185,6 +189,7 @@ impl<'a> Context<'a> {
             },
             delete: self.delete,
             images_error: self.images_error.clone(),
+            cel_request: OnceCell::new(),
         }
     }
 
@@ -196,6 +201,13 @@ impl<'a> Context<'a> {
     /// The admission request, as the API server sent it.
     pub fn request(&self) -> &Value {
         self.root.get("request").unwrap_or(&NULL)
+    }
+
+    /// The request as Kyverno's CEL rules read it ([`CelRequest`]), built
+    /// once per request.
+    pub fn cel_request(&self) -> &CelRequest {
+        self.cel_request
+            .get_or_init(|| CelRequest::new(self.request()))
     }
 
     /// Whether the request deletes: variables then read `request.oldObject`
@@ -331,6 +343,7 @@ impl<'a> Context<'a> {
     }
 
     fn swap_request_field(&mut self, field: &str, value: Value) -> Value {
+        self.cel_request = OnceCell::new();
         match self
             .root
             .to_mut()
@@ -344,6 +357,7 @@ impl<'a> Context<'a> {
 
     /// Replaces `request.operation`; returns the previous one.
     pub fn swap_operation(&mut self, operation: &str) -> String {
+        self.cel_request = OnceCell::new();
         match self
             .root
             .to_mut()

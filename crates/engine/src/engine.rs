@@ -448,7 +448,7 @@ const EXISTING_VIOLATION: &str =
 /// context, and `request` as Kyverno builds it ([`CelRequest`]).
 fn cel_inputs<'a>(
     request: &'a Value,
-    cel_request: &'a CelRequest,
+    cel_request: &'a crate::request::CelRequest,
     namespace_object: Option<&'a Value>,
 ) -> cel::Inputs<'a> {
     let view = AdmissionRequest::new(request);
@@ -459,55 +459,6 @@ fn cel_inputs<'a>(
         namespace: &cel_request.namespace,
         namespace_object,
         params: None,
-    }
-}
-
-/// The `request` and namespace Kyverno's CEL rules see. Kyverno
-/// (`validate_cel.go`) rebuilds the request from admission attributes, as
-/// Kubernetes' `CreateAdmissionRequest` does: the name and namespace come
-/// from the object (no namespace for a Namespace, whose `namespaceObject`
-/// is then null), `dryRun` is always false, and there is no uid,
-/// sub-resource, object or options.
-struct CelRequest {
-    request: Value,
-    namespace: String,
-}
-
-impl CelRequest {
-    fn new(request: &Value) -> Self {
-        let view = AdmissionRequest::new(request);
-        let resource = view.resource();
-        let gvk = view.kind();
-        let namespace = if gvk.kind == "Namespace" && gvk.version == "v1" && gvk.group.is_empty() {
-            ""
-        } else {
-            crate::request::metadata_str(resource, "namespace")
-        };
-        let field = |key: &str| request.get(key).cloned().unwrap_or(Value::Null);
-        let mut out = serde_json::Map::new();
-        out.insert("uid".into(), Value::String(String::new()));
-        for (key, from) in [
-            ("kind", "kind"),
-            ("resource", "resource"),
-            ("requestKind", "kind"),
-            ("requestResource", "resource"),
-        ] {
-            out.insert(key.into(), field(from));
-        }
-        let name = crate::request::metadata_str(resource, "name");
-        if !name.is_empty() {
-            out.insert("name".into(), Value::String(name.to_string()));
-        }
-        if !namespace.is_empty() {
-            out.insert("namespace".into(), Value::String(namespace.to_string()));
-        }
-        out.insert("operation".into(), field("operation"));
-        out.insert("userInfo".into(), field("userInfo"));
-        out.insert("dryRun".into(), Value::Bool(false));
-        Self {
-            request: Value::Object(out),
-            namespace: namespace.to_string(),
-        }
     }
 }
 
@@ -561,8 +512,7 @@ fn run_rule(
             .as_ref()
             .is_some_and(|p| p.reads_namespace())
             || matches!(&compiled.body, Body::Cel(c) if c.reads_namespace());
-        let cel_request = CelRequest::new(ctx.request());
-        let namespace = cel_request.namespace.clone();
+        let namespace = ctx.cel_request().namespace.clone();
         let namespace_object = (reads_namespace && !namespace.is_empty())
             .then(|| cluster.namespace(&namespace).ok())
             .flatten();
@@ -587,7 +537,7 @@ fn run_rule(
         for param in runs {
             let inputs = cel::Inputs {
                 params: param,
-                ..cel_inputs(ctx.request(), &cel_request, namespace_object.as_ref())
+                ..cel_inputs(ctx.request(), ctx.cel_request(), namespace_object.as_ref())
             };
             if let Some(pre) = &compiled.cel_preconditions {
                 match pre.evaluate(&inputs) {
@@ -812,11 +762,7 @@ fn run_loaded(
             pod_security_result(rule.text.name, check, ctx.object())
         }
         // Run above, before the context is needed.
-        Body::Cel(c) => c.evaluate(&cel_inputs(
-            ctx.request(),
-            &CelRequest::new(ctx.request()),
-            None,
-        )),
+        Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), ctx.cel_request(), None)),
         Body::Manifests(m) => m.evaluate(ctx.object(), false),
     };
     Some((result.0, explain(result.1)))

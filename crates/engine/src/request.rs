@@ -155,6 +155,56 @@ pub fn metadata_map<'v>(
         .and_then(Value::as_object)
 }
 
+/// The `request` and namespace Kyverno's CEL rules see. Kyverno
+/// (`validate_cel.go`) rebuilds the request from admission attributes, as
+/// Kubernetes' `CreateAdmissionRequest` does: the name and namespace come
+/// from the object (no namespace for a Namespace, whose `namespaceObject`
+/// is then null), `dryRun` is always false, and there is no uid,
+/// sub-resource, object or options.
+#[derive(Debug, Clone)]
+pub struct CelRequest {
+    pub request: Value,
+    pub namespace: String,
+}
+
+impl CelRequest {
+    pub fn new(request: &Value) -> Self {
+        let view = AdmissionRequest::new(request);
+        let resource = view.resource();
+        let gvk = view.kind();
+        let namespace = if gvk.kind == "Namespace" && gvk.version == "v1" && gvk.group.is_empty() {
+            ""
+        } else {
+            metadata_str(resource, "namespace")
+        };
+        let field = |key: &str| request.get(key).cloned().unwrap_or(Value::Null);
+        let mut out = serde_json::Map::new();
+        out.insert("uid".into(), Value::String(String::new()));
+        for (key, from) in [
+            ("kind", "kind"),
+            ("resource", "resource"),
+            ("requestKind", "kind"),
+            ("requestResource", "resource"),
+        ] {
+            out.insert(key.into(), field(from));
+        }
+        let name = metadata_str(resource, "name");
+        if !name.is_empty() {
+            out.insert("name".into(), Value::String(name.to_string()));
+        }
+        if !namespace.is_empty() {
+            out.insert("namespace".into(), Value::String(namespace.to_string()));
+        }
+        out.insert("operation".into(), field("operation"));
+        out.insert("userInfo".into(), field("userInfo"));
+        out.insert("dryRun".into(), Value::Bool(false));
+        Self {
+            request: Value::Object(out),
+            namespace: namespace.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

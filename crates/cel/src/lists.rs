@@ -85,14 +85,7 @@ pub(crate) fn call<'a>(
             let mut kept: Vec<Value<'a>> = Vec::new();
             for v in l.iter() {
                 budget.charge_items(kept.len())?;
-                let mut seen = false;
-                for k in &kept {
-                    if equal(k, &v, budget)? {
-                        seen = true;
-                        break;
-                    }
-                }
-                if !seen {
+                if !contains(ListRef::Owned(&kept), &v, budget)? {
                     kept.push(v);
                 }
             }

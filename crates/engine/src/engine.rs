@@ -18,7 +18,7 @@ use crate::matching::{
 };
 use crate::pattern_body::{PatternBody, Resolved};
 use crate::policy;
-use crate::request::AdmissionRequest;
+use crate::request::{AdmissionRequest, CelRequest};
 use crate::results::{
     any_pattern_result, deny_result, pattern_result, pod_security_result, preconditions_result,
 };
@@ -448,7 +448,7 @@ const EXISTING_VIOLATION: &str =
 /// context, and `request` as Kyverno builds it ([`CelRequest`]).
 fn cel_inputs<'a>(
     request: &'a Value,
-    cel_request: &'a crate::request::CelRequest,
+    cel_request: &'a CelRequest,
     namespace_object: Option<&'a Value>,
 ) -> cel::Inputs<'a> {
     let view = AdmissionRequest::new(request);

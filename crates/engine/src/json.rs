@@ -32,6 +32,12 @@ pub enum Json<'a> {
 /// Objects up to this many entries are searched in order.
 const SMALL_MAP: usize = 8;
 
+/// Whether two keys are equal, comparing lengths and first bytes before
+/// the text (a `memcmp` call in wasm): most settings keys differ there.
+pub fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
+}
+
 /// An object's entries, sorted by key, keys unique.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Map<'a>(Box<[(Cow<'a, str>, Json<'a>)]>);
@@ -39,16 +45,13 @@ pub struct Map<'a>(Box<[(Cow<'a, str>, Json<'a>)]>);
 impl<'a> Map<'a> {
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         // Settings objects are small and their fields are looked up many
-        // times: a scan that compares lengths and first bytes before any
-        // `memcmp` beats the binary search's comparisons there.
+        // times: an in-order scan with [`same_key`] beats the binary
+        // search's comparisons there.
         if self.0.len() <= SMALL_MAP {
-            let first = key.as_bytes().first();
             return self
                 .0
                 .iter()
-                .find(|(k, _)| {
-                    k.len() == key.len() && k.as_bytes().first() == first && k.as_ref() == key
-                })
+                .find(|(k, _)| same_key(k, key))
                 .map(|(_, v)| v);
         }
         self.0

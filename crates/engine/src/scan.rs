@@ -34,13 +34,13 @@ impl Needle {
 /// A variable's `{{`, and its closing `}}`.
 pub const OPEN: Needle = Needle::new("{{");
 pub const CLOSE: Needle = Needle::new("}}");
-/// An escaped variable, `\\{{`, which Kyverno leaves as it is.
+/// An escaped variable, `\{{`, which Kyverno leaves as it is.
 pub const ESCAPED_OPEN: Needle = Needle::new("\\{{");
 /// A reference to another field of the pattern, `$(./name)`.
 pub const REFERENCE: Needle = Needle::new("$(");
 /// The CEL variable that needs the namespace read.
 pub const NAMESPACE_OBJECT: Needle = Needle::new("namespaceObject");
-/// A JMESPath `\\u` escape, which can spell any name.
+/// A JMESPath `\u` escape, which can spell any name.
 pub const UNICODE_ESCAPE: Needle = Needle::new("\\u");
 /// Foreach's `element`, `element<N>` and `elementIndex<N>`.
 pub const ELEMENT: Needle = Needle::new("element");

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::json::{Json, Map};
+use crate::json::{same_key, Json, Map};
 
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 
@@ -1633,14 +1633,12 @@ fn parse_pod_security_exclude(
 }
 
 /// Whether `key` is one of `known`. Run for every key of every object on
-/// every request: the length and first byte turn most names away before a
-/// full comparison (a `memcmp` call in wasm).
+/// every request, so it compares with [`same_key`].
 fn is_known(key: &str, known: &[&[&str]]) -> bool {
-    let first = key.as_bytes().first();
     known
         .iter()
         .flat_map(|group| group.iter())
-        .any(|name| name.len() == key.len() && name.as_bytes().first() == first && *name == key)
+        .any(|name| same_key(name, key))
 }
 
 /// Reads the fields of one settings object, reporting unknown keys and

@@ -226,20 +226,6 @@ impl PartialEq<str> for Name {
     }
 }
 
-impl Node {
-    /// `left.right`: fields join into one [`Node::Path`].
-    fn subexpr(left: Node, right: Node) -> Node {
-        match (left, right) {
-            (Node::Field(a), Node::Field(b)) => Node::Path(vec![a, b]),
-            (Node::Path(mut names), Node::Field(b)) => {
-                names.push(b);
-                Node::Path(names)
-            }
-            (left, right) => Node::Subexpr(Box::new((left, right))),
-        }
-    }
-}
-
 impl std::fmt::Debug for Name {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(self.as_str(), f)
@@ -285,6 +271,20 @@ enum Node {
     /// A call of a function no registry has: the parser's, which compiling
     /// turns into [`CompileError::UnknownFunction`]; never evaluated.
     Unresolved(Name, Vec<Node>),
+}
+
+impl Node {
+    /// `left.right`: fields join into one [`Node::Path`].
+    fn subexpr(left: Node, right: Node) -> Node {
+        match (left, right) {
+            (Node::Field(a), Node::Field(b)) => Node::Path(vec![a, b]),
+            (Node::Path(mut names), Node::Field(b)) => {
+                names.push(b);
+                Node::Path(names)
+            }
+            (left, right) => Node::Subexpr(Box::new((left, right))),
+        }
+    }
 }
 
 /// A comparison operator.

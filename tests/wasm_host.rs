@@ -115,6 +115,26 @@ fn garbage_requests_are_rejected_not_trapped() {
 }
 
 #[test]
+fn long_jmespath_operator_chains_are_refused_not_trapped() {
+    // 48 KiB of `a[].`: under the length limit, but its tree would
+    // overflow the guest's 1 MiB stack when built or dropped.
+    let query = format!("{{{{ {}a }}}}", "a[].".repeat(12_000));
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"deny": {"conditions": {"any": [
+            {"key": query, "operator": "Equals", "value": "x"}]}}}}]});
+    let response = host::call(
+        &module().instance().expect("instance"),
+        "validate_settings",
+        settings.to_string().as_bytes(),
+    )
+    .expect("validate_settings answers");
+    assert_eq!(response["valid"], json!(false));
+    let message = response["message"].as_str().unwrap_or_default();
+    assert!(message.contains("nests deeper than 64 levels"), "{message}");
+}
+
+#[test]
 fn a_reused_instance_keeps_its_memory_bounded() {
     // A fresh instance leaves each request's working data allocated (the
     // instance is thrown away); a host that reuses the instance must still

@@ -141,40 +141,48 @@ pub struct Query {
 const CACHE_ENTRIES: usize = 512;
 const CACHE_TEXT: usize = 4096;
 
-/// A fixed-key hasher: no random seed to ask the host for, and the cache is
-/// too small to be worth flooding. FNV-1a: the keys are short query texts,
-/// for which SipHash's setup costs more than the hashing.
-type Fixed = std::hash::BuildHasherDefault<Fnv>;
-
-#[derive(Debug, Clone, Copy)]
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
+/// FNV-1a of a query's text: the cache's key. Fixed, so there is no random
+/// seed to ask the host for; the keys are short texts, for which SipHash's
+/// setup costs more than the hashing.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
-impl std::hash::Hasher for Fnv {
+/// Hashes a key that is already a hash (the cache's [`fnv`]) as itself.
+#[derive(Debug, Clone, Copy, Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
     fn finish(&self) -> u64 {
         self.0
     }
 
     fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; fold anything else in all the same.
         for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            self.0 = (self.0 << 8) | u64::from(b);
         }
     }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
+
+type Cache =
+    HashMap<u64, (Rc<str>, Result<Query, CompileError>), std::hash::BuildHasherDefault<Prehashed>>;
 
 thread_local! {
     /// Expressions compiled so far, by text: a policy repeats its queries
     /// (`request.operation` in every precondition, one container list per
     /// rule), and a fresh instance per request makes this a per-request
     /// cache. Full, it stops growing; it only saves work, never changes a
-    /// result.
-    static COMPILED: std::cell::RefCell<HashMap<Rc<str>, Result<Query, CompileError>, Fixed>> =
-        std::cell::RefCell::new(HashMap::with_capacity_and_hasher(64, Fixed::default()));
+    /// result. Keyed by the text's [`fnv`], which is computed once per lookup; two
+    /// texts that share a hash are told apart by the text kept beside.
+    static COMPILED: std::cell::RefCell<Cache> =
+        std::cell::RefCell::new(HashMap::with_capacity_and_hasher(64, Default::default()));
 }
 
 /// A field or function name as a query spells it: a range of the query's
@@ -277,7 +285,12 @@ impl Node {
     /// `left.right`: fields join into one [`Node::Path`].
     fn subexpr(left: Node, right: Node) -> Node {
         match (left, right) {
-            (Node::Field(a), Node::Field(b)) => Node::Path(vec![a, b]),
+            (Node::Field(a), Node::Field(b)) => {
+                // Room for the usual `request.object.spec.x` without growing.
+                let mut names = Vec::with_capacity(4);
+                names.extend([a, b]);
+                Node::Path(names)
+            }
             (Node::Path(mut names), Node::Field(b)) => {
                 names.push(b);
                 Node::Path(names)
@@ -317,7 +330,13 @@ impl Function {
 impl Query {
     /// Parses and resolves `text`.
     pub fn compile(text: &str) -> Result<Self, CompileError> {
-        if let Some(found) = COMPILED.with(|c| c.borrow().get(text).cloned()) {
+        let key = fnv(text);
+        let cached = COMPILED.with(|c| {
+            c.borrow()
+                .get(&key)
+                .map(|(t, found)| (**t == *text).then(|| found.clone()))
+        });
+        if let Some(Some(found)) = cached {
             return found;
         }
         let text: Rc<str> = Rc::from(text);
@@ -325,12 +344,15 @@ impl Query {
             text: text.clone(),
             node: Rc::new(node),
         });
-        COMPILED.with(|c| {
-            let mut cache = c.borrow_mut();
-            if cache.len() < CACHE_ENTRIES && text.len() <= CACHE_TEXT {
-                cache.insert(text, compiled.clone());
-            }
-        });
+        // A text whose hash another holds is not kept.
+        if cached.is_none() && text.len() <= CACHE_TEXT {
+            COMPILED.with(|c| {
+                let mut cache = c.borrow_mut();
+                if cache.len() < CACHE_ENTRIES {
+                    cache.insert(key, (text, compiled.clone()));
+                }
+            });
+        }
         compiled
     }
 
@@ -398,7 +420,8 @@ impl Query {
 
 /// Parses `text`, whose names the tree shares.
 fn parse_shared(text: &Rc<str>) -> Result<Node, CompileError> {
-    if text.len() > MAX_LEN || nesting(text) > MAX_DEPTH {
+    // Nesting never exceeds the length: short texts skip the count.
+    if text.len() > MAX_LEN || (text.len() > MAX_DEPTH && nesting(text) > MAX_DEPTH) {
         return Err(CompileError::TooDeep);
     }
     parser::parse(text)

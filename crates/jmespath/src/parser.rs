@@ -110,6 +110,32 @@ struct SyntaxError {
     reason: String,
 }
 
+/// How deeply the parser may recurse. Brackets and negations are bounded
+/// by [`MAX_DEPTH`] before parsing, but a chain of projections
+/// (`a[*].a[*]…`) nests without them; past this bound its tree is deeper
+/// than [`check`] allows anyway, so parsing stops there instead of running
+/// out of stack.
+const MAX_RECURSION: usize = 6 * MAX_DEPTH;
+
+/// How many operators may wrap the expression before them (`a[0][0]…`,
+/// `a[].a[]…`, `a || b || …`) in one query. Such chains are built in a loop,
+/// not by recursion, but their tree is dropped recursively: a 64 KiB chain
+/// would overflow the stack. A tree this deep somewhere fails [`check`]
+/// anyway; one that wide is far past any policy's query.
+const MAX_WRAPS: usize = 16 * MAX_DEPTH;
+
+/// Why parsing stopped.
+enum ParseError {
+    Syntax(SyntaxError),
+    TooDeep,
+}
+
+impl From<SyntaxError> for ParseError {
+    fn from(e: SyntaxError) -> Self {
+        Self::Syntax(e)
+    }
+}
+
 /// Parses `text` and checks its functions (known, with the right number of
 /// arguments), `&expression`s (only as arguments) and nesting.
 pub(crate) fn parse(text: &Rc<str>) -> Result<Node, CompileError> {
@@ -121,13 +147,20 @@ pub(crate) fn parse(text: &Rc<str>) -> Result<Node, CompileError> {
         tokens,
         next: 0,
         offset: 0,
+        depth: 0,
+        wraps: 0,
     };
-    let node = parser.expression(0).map_err(syntax)?;
-    if *parser.peek_token() != Token::Eof {
-        return Err(syntax(
-            parser.peek_error("Did not parse the complete expression"),
-        ));
-    }
+    let parsed = parser.expression(0).and_then(|node| {
+        if *parser.peek_token() == Token::Eof {
+            Ok(node)
+        } else {
+            Err(parser.peek_error("Did not parse the complete expression"))
+        }
+    });
+    let node = parsed.map_err(|e| match e {
+        ParseError::Syntax(e) => syntax(e),
+        ParseError::TooDeep => CompileError::TooDeep,
+    })?;
     check(&node, 0)?;
     Ok(node)
 }
@@ -189,6 +222,10 @@ struct Parser<'a> {
     next: usize,
     /// Where the token last taken starts.
     offset: usize,
+    /// How many [`Parser::expression`] calls are under way.
+    depth: usize,
+    /// How many operators have wrapped the expression before them.
+    wraps: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -218,30 +255,45 @@ impl<'a> Parser<'a> {
     }
 
     /// An error about `token`: the one just taken, or (`peeked`) the next.
-    fn error(&self, token: &Token<'_>, message: &str, peeked: bool) -> SyntaxError {
-        SyntaxError {
+    fn error(&self, token: &Token<'_>, message: &str, peeked: bool) -> ParseError {
+        ParseError::Syntax(SyntaxError {
             offset: if peeked {
                 self.peek_offset()
             } else {
                 self.offset
             },
             reason: format!("{message} -- found {}", token.name()),
-        }
+        })
     }
 
-    fn peek_error(&self, message: &str) -> SyntaxError {
+    fn peek_error(&self, message: &str) -> ParseError {
         self.error(self.peek_token(), message, true)
     }
 
-    fn expression(&mut self, rbp: usize) -> Result<Node, SyntaxError> {
+    fn expression(&mut self, rbp: usize) -> Result<Node, ParseError> {
+        if self.depth >= MAX_RECURSION {
+            return Err(ParseError::TooDeep);
+        }
+        self.depth += 1;
         let mut left = self.nud()?;
         while rbp < self.peek_token().lbp() {
             left = self.led(left)?;
+            // A longer path or a call does not nest; anything else does.
+            if !matches!(
+                left,
+                Node::Path(_) | Node::Function(..) | Node::Unresolved(..)
+            ) {
+                self.wraps += 1;
+                if self.wraps > MAX_WRAPS {
+                    return Err(ParseError::TooDeep);
+                }
+            }
         }
+        self.depth -= 1;
         Ok(left)
     }
 
-    fn nud(&mut self) -> Result<Node, SyntaxError> {
+    fn nud(&mut self) -> Result<Node, ParseError> {
         let token = self.advance();
         match token {
             Token::At => Ok(Node::Identity),
@@ -293,7 +345,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn led(&mut self, left: Node) -> Result<Node, SyntaxError> {
+    fn led(&mut self, left: Node) -> Result<Node, ParseError> {
         let token = self.advance();
         // Both operands in one allocation.
         let boxed = |l: Node, r: Node| Box::new((l, r));
@@ -364,7 +416,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn key_value(&mut self) -> Result<(Name, Node), SyntaxError> {
+    fn key_value(&mut self) -> Result<(Name, Node), ParseError> {
         let key = match self.advance() {
             Token::Identifier(key) => self.name(key, 0),
             Token::QuotedIdentifier(key) => self.quoted(key),
@@ -377,7 +429,7 @@ impl<'a> Parser<'a> {
         Ok((key, self.expression(0)?))
     }
 
-    fn filter(&mut self, lhs: Node) -> Result<Node, SyntaxError> {
+    fn filter(&mut self, lhs: Node) -> Result<Node, ParseError> {
         let predicate = self.expression(0)?;
         match self.advance() {
             Token::Rbracket => {
@@ -391,7 +443,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn flatten(&mut self, lhs: Node) -> Result<Node, SyntaxError> {
+    fn flatten(&mut self, lhs: Node) -> Result<Node, ParseError> {
         let rhs = self.projection_rhs(Token::Flatten.lbp())?;
         Ok(Node::Projection(Box::new((
             Node::Flatten(Box::new(lhs)),
@@ -399,12 +451,12 @@ impl<'a> Parser<'a> {
         ))))
     }
 
-    fn comparison(&mut self, comparator: Comparator, lhs: Node) -> Result<Node, SyntaxError> {
+    fn comparison(&mut self, comparator: Comparator, lhs: Node) -> Result<Node, ParseError> {
         let rhs = self.expression(Token::Eq.lbp())?;
         Ok(Node::Comparison(comparator, Box::new((lhs, rhs))))
     }
 
-    fn dot(&mut self, lbp: usize) -> Result<Node, SyntaxError> {
+    fn dot(&mut self, lbp: usize) -> Result<Node, ParseError> {
         match self.peek_token() {
             Token::Lbracket => {
                 self.advance();
@@ -419,7 +471,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn projection_rhs(&mut self, lbp: usize) -> Result<Node, SyntaxError> {
+    fn projection_rhs(&mut self, lbp: usize) -> Result<Node, ParseError> {
         match self.peek_token() {
             Token::Dot => {
                 self.advance();
@@ -431,7 +483,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn wildcard_index(&mut self, lhs: Node) -> Result<Node, SyntaxError> {
+    fn wildcard_index(&mut self, lhs: Node) -> Result<Node, ParseError> {
         match self.advance() {
             Token::Rbracket => {
                 let rhs = self.projection_rhs(Token::Star.lbp())?;
@@ -441,7 +493,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn wildcard_values(&mut self, lhs: Node) -> Result<Node, SyntaxError> {
+    fn wildcard_values(&mut self, lhs: Node) -> Result<Node, ParseError> {
         let rhs = self.projection_rhs(Token::Star.lbp())?;
         Ok(Node::Projection(Box::new((
             Node::ObjectValues(Box::new(lhs)),
@@ -450,7 +502,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `[n]`, or a slice `[start:stop:step]` (a projection).
-    fn index(&mut self) -> Result<Node, SyntaxError> {
+    fn index(&mut self) -> Result<Node, ParseError> {
         let mut parts: [Option<i32>; 3] = [None, None, None];
         let mut at = 0usize;
         loop {
@@ -492,12 +544,12 @@ impl<'a> Parser<'a> {
         Ok(Node::Projection(Box::new((slice, rhs))))
     }
 
-    fn multi_list(&mut self) -> Result<Node, SyntaxError> {
+    fn multi_list(&mut self) -> Result<Node, ParseError> {
         Ok(Node::MultiList(self.list(&Token::Rbracket)?))
     }
 
     /// Comma-separated expressions up to `closing`.
-    fn list(&mut self, closing: &Token<'_>) -> Result<Vec<Node>, SyntaxError> {
+    fn list(&mut self, closing: &Token<'_>) -> Result<Vec<Node>, ParseError> {
         let mut nodes = Vec::new();
         while self.peek_token() != closing {
             nodes.push(self.expression(0)?);

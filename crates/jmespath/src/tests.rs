@@ -200,6 +200,44 @@ fn compile_errors_are_caught_before_evaluation() {
     assert_eq!(Query::compile(&deep), Err(CompileError::TooDeep));
 }
 
+/// Operator chains long enough to overflow the stack when parsed or
+/// dropped are refused; shorter ones still work. (`tests/wasm_host.rs`
+/// runs one in the guest's 1 MiB stack; debug frames here are larger.)
+#[test]
+fn long_operator_chains_are_too_deep_not_a_crash() {
+    let chains: [(&str, fn(usize) -> String); 7] = [
+        ("projections", |n| format!("{}a", "a[].".repeat(n))),
+        ("wildcard_projections", |n| {
+            format!("{}a", "a[*].".repeat(n))
+        }),
+        ("indexes", |n| format!("a{}", "[0]".repeat(n))),
+        ("pipes", |n| format!("{}a", "a|".repeat(n))),
+        ("ors", |n| format!("{}a", "a||".repeat(n))),
+        ("comparisons", |n| format!("{}a", "a==".repeat(n))),
+        ("projections_with_indexes", |n| {
+            format!("x{}", "[*].a[0][0]".repeat(n))
+        }),
+    ];
+    let outcome = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            for (name, chain) in chains {
+                assert_eq!(
+                    Query::compile(&chain(12_000)).err(),
+                    Some(CompileError::TooDeep),
+                    "{name}: long"
+                );
+                assert!(Query::compile(&chain(20)).is_ok(), "{name}: short");
+            }
+            // A long path does not nest.
+            let path = format!("{}a", "a.".repeat(12_000));
+            assert!(Query::compile(&path).is_ok());
+        })
+        .unwrap()
+        .join();
+    assert!(outcome.is_ok());
+}
+
 #[test]
 fn what_a_query_builds_is_limited() {
     let data = json!({"name": "x".repeat(1000), "items": [1, 2, 3]});

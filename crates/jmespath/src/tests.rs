@@ -205,7 +205,9 @@ fn compile_errors_are_caught_before_evaluation() {
 /// runs one in the guest's 1 MiB stack; debug frames here are larger.)
 #[test]
 fn long_operator_chains_are_too_deep_not_a_crash() {
-    let chains: [(&str, fn(usize) -> String); 7] = [
+    /// A chain of `n` operators.
+    type Chain = fn(usize) -> String;
+    let chains: [(&str, Chain); 7] = [
         ("projections", |n| format!("{}a", "a[].".repeat(n))),
         ("wildcard_projections", |n| {
             format!("{}a", "a[*].".repeat(n))

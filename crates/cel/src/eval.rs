@@ -360,27 +360,34 @@ impl<'e, 'a> Eval<'e, 'a> {
         )
     }
 
-    /// `o.or(p)` and `o.orValue(v)` evaluate the alternative only when
-    /// `o` is empty. A receiver that is not optional comes back as it is,
-    /// as cel-go's short-circuiting `evalOptionalOr[Value]` returns it.
+    /// `o.or(p)` and `o.orValue(v)` as Kyverno's cel-go runs them.
+    /// - `or` evaluates `p` only when `o` is empty; a receiver that is not
+    ///   optional is an error (cel-go 0.28 on).
+    /// - `orValue` is Kyverno's `__orValueCompat__`, an ordinary strict
+    ///   function: both sides are evaluated and an error in either is the
+    ///   result; a receiver that is not optional comes back as it is.
     fn optional_or(
         &mut self,
         func: Func,
         target: NodeId,
         alternative: NodeId,
     ) -> Result<Value<'a>, EvalError> {
-        match self.eval(target)? {
-            Value::Optional(Some(v)) if func == Func::OrValue => Ok(unwrap_rc(v)),
+        let target = self.eval(target)?;
+        if func == Func::OrValue {
+            let alt = self.eval(alternative)?;
+            return Ok(match target {
+                Value::Optional(Some(v)) => unwrap_rc(v),
+                Value::Optional(None) => alt,
+                other => other,
+            });
+        }
+        match target {
             Value::Optional(Some(v)) => Ok(Value::Optional(Some(v))),
-            Value::Optional(None) => {
-                let alt = self.eval(alternative)?;
-                match alt {
-                    Value::Optional(_) => Ok(alt),
-                    other if func == Func::OrValue => Ok(other),
-                    other => Err(no_overload(func.name(), &[Value::Optional(None), other])),
-                }
-            }
-            other => Ok(other),
+            Value::Optional(None) => match self.eval(alternative)? {
+                alt @ Value::Optional(_) => Ok(alt),
+                other => Err(no_overload(func.name(), &[Value::Optional(None), other])),
+            },
+            other => Err(no_overload(func.name(), &[other, Value::Optional(None)])),
         }
     }
 

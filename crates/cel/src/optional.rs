@@ -97,10 +97,16 @@ mod tests {
                 "optional.of(1).or(optional.of(1/0)).value()",
                 "1",
             ),
+            // Kyverno's `__orValueCompat__`: strict in both arguments.
             (
-                "or_value_short_circuits",
+                "or_value_is_strict",
                 "optional.of(1).orValue(1/0)",
-                "1",
+                "error: division by zero",
+            ),
+            (
+                "or_value_receiver_error_first",
+                "object.spec.missing.orValue(1/0)",
+                "error: no such key: missing",
             ),
             (
                 "value_of_none",
@@ -124,10 +130,11 @@ mod tests {
                 "object.spec.list.orValue([])",
                 "[10, 20]",
             ),
+            // cel-go 0.28 on; Kyverno rewrites only `orValue`.
             (
-                "or_on_non_optional_is_the_receiver",
+                "or_on_non_optional_is_an_error",
                 "object.spec.a.b.or(optional.of(0))",
-                "1",
+                "error: no matching overload for 'or' applied to '(int, optional_type)'",
             ),
             (
                 "list_optional_entries",

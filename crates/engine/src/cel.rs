@@ -195,6 +195,11 @@ impl CompiledCel {
     /// rule. An expression that errors fails it too: Kyverno runs CEL rules
     /// as a ValidatingAdmissionPolicy with `failurePolicy: Fail`, whose
     /// evaluation errors deny.
+    /// The rule's `variables`, which its `celPreconditions` read too.
+    pub fn variables(&self) -> &[(String, Program)] {
+        &self.variables
+    }
+
     pub fn evaluate(&self, inputs: &Inputs<'_>) -> (RuleStatus, String) {
         let outcome = self.evaluate_with_code(inputs);
         (outcome.status, outcome.message)
@@ -476,11 +481,18 @@ impl Preconditions {
     /// `Ok(None)` when all hold; `Ok(Some(name))` names the first that does
     /// not; `Err` when one cannot be evaluated and none is false (as
     /// Kubernetes' match conditions decide: a false one wins over an error
-    /// in any order).
-    pub fn evaluate(&self, inputs: &Inputs<'_>) -> Result<Option<String>, String> {
+    /// in any order). `variables` are the rule's `validate.cel.variables`:
+    /// Kyverno compiles the match conditions after them, in the same
+    /// composited environment, so conditions may read them.
+    pub fn evaluate(
+        &self,
+        inputs: &Inputs<'_>,
+        variables: &[(String, Program)],
+    ) -> Result<Option<String>, String> {
         let namespace = inputs.namespace_object();
         let mut activation = Activation::new();
         inputs.bind(&mut activation, &namespace);
+        activation.bind_variables(variables);
         let mut first_error = None;
         for (name, program) in &self.conditions {
             let error = match program.evaluate(&activation, &mut Budget::default()) {

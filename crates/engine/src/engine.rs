@@ -540,7 +540,11 @@ fn run_rule(
                 ..cel_inputs(ctx.request(), ctx.cel_request(), namespace_object.as_ref())
             };
             if let Some(pre) = &compiled.cel_preconditions {
-                match pre.evaluate(&inputs) {
+                let variables = match &compiled.body {
+                    Body::Cel(c) => c.variables(),
+                    _ => &[],
+                };
+                match pre.evaluate(&inputs, variables) {
                     // Kyverno's match conditions: the rule does not apply.
                     Ok(Some(_)) if params.is_some() => {
                         return Some((RuleStatus::Skip, "cel preconditions not met".into()))

@@ -345,7 +345,18 @@ fn a_false_precondition_wins_over_an_error_in_any_order() {
             vec!["true", "object.spec.missing == 1"],
             Err(()),
         ),
+        // The rule's `validate.cel.variables` are in scope.
+        ("reads_a_variable", vec!["variables.isWeb"], Ok(None)),
+        (
+            "reads_a_false_variable",
+            vec!["!variables.isWeb"],
+            Ok(Some("c0")),
+        ),
     ];
+    let variables = vec![(
+        "isWeb".to_string(),
+        kube_cel::compile("object.metadata.name == 'web'").unwrap(),
+    )];
     for (name, conditions, want) in cases {
         let list: Vec<NamedExpression> = conditions
             .iter()
@@ -359,7 +370,7 @@ fn a_false_precondition_wins_over_an_error_in_any_order() {
         let pre = Preconditions::compile(&list, "celPreconditions", &mut diags).unwrap();
         let object = json!({"metadata": {"name": "web"}});
         let request = json!({"operation": "CREATE"});
-        let got = pre.evaluate(&create(&object, &request, ""));
+        let got = pre.evaluate(&create(&object, &request, ""), &variables);
         match want {
             Ok(w) => assert_eq!(
                 got.as_ref().ok().cloned(),

@@ -191,15 +191,15 @@ impl CompiledCel {
         }
     }
 
-    /// Evaluates every expression; the first that is not `true` fails the
-    /// rule. An expression that errors fails it too: Kyverno runs CEL rules
-    /// as a ValidatingAdmissionPolicy with `failurePolicy: Fail`, whose
-    /// evaluation errors deny.
     /// The rule's `variables`, which its `celPreconditions` read too.
     pub fn variables(&self) -> &[(String, Program)] {
         &self.variables
     }
 
+    /// Evaluates every expression; the first that is not `true` fails the
+    /// rule. An expression that errors fails it too: Kyverno runs CEL rules
+    /// as a ValidatingAdmissionPolicy with `failurePolicy: Fail`, whose
+    /// evaluation errors deny.
     pub fn evaluate(&self, inputs: &Inputs<'_>) -> (RuleStatus, String) {
         let outcome = self.evaluate_with_code(inputs);
         (outcome.status, outcome.message)

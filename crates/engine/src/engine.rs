@@ -534,16 +534,17 @@ fn run_rule(
             Some(list) => list.iter().map(Some).collect(),
             None => vec![None],
         };
+        // The body's variables, which the preconditions read too.
+        let variables = match &compiled.body {
+            Body::Cel(c) => c.variables(),
+            _ => &[],
+        };
         for param in runs {
             let inputs = cel::Inputs {
                 params: param,
                 ..cel_inputs(ctx.request(), ctx.cel_request(), namespace_object.as_ref())
             };
             if let Some(pre) = &compiled.cel_preconditions {
-                let variables = match &compiled.body {
-                    Body::Cel(c) => c.variables(),
-                    _ => &[],
-                };
                 match pre.evaluate(&inputs, variables) {
                     // Kyverno's match conditions: the rule does not apply.
                     Ok(Some(_)) if params.is_some() => {

@@ -1,6 +1,7 @@
-//! JMESPath as Kyverno runs it: the `jmespath` crate parses, this module
-//! compiles the syntax tree once (functions resolved, arity checked) and
-//! interprets it with the departures of Kyverno's go-jmespath fork:
+//! JMESPath as Kyverno runs it: `parser` builds the tree once (functions
+//! resolved, arity checked; its errors held equal to the `jmespath`
+//! crate's) and this module interprets it with the departures of Kyverno's
+//! go-jmespath fork:
 //! - a field missing from an existing object is an error
 //!   (`Unknown key "x" in path`), which `||`, comparisons, function
 //!   arguments, pipes, projections and multi-selects turn into `null`;

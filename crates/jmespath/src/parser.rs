@@ -130,12 +130,6 @@ enum ParseError {
     TooDeep,
 }
 
-impl From<SyntaxError> for ParseError {
-    fn from(e: SyntaxError) -> Self {
-        Self::Syntax(e)
-    }
-}
-
 /// Parses `text` and checks its functions (known, with the right number of
 /// arguments), `&expression`s (only as arguments) and nesting.
 pub(crate) fn parse(text: &Rc<str>) -> Result<Node, CompileError> {

@@ -489,37 +489,7 @@ pub(crate) fn iface_to_string(value: &Value) -> Option<String> {
     }
 }
 
-/// Go's `strconv.Quote` (what `%q` prints).
-pub(crate) fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if u32::from(c) < 0x20 || u32::from(c) == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
-            c if c.is_control() => {
-                if u32::from(c) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", u32::from(c)));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", u32::from(c)));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use kube_units::quote::go_quote;
 
 /// Go's `strconv.ParseInt(text, 10, 64)`, with the error text.
 pub(crate) fn go_parse_int(text: &str) -> Result<i64, String> {

@@ -1,25 +1,13 @@
-//! `semver_compare`: `github.com/blang/semver/v4`'s `Parse` and
-//! `ParseRange`, written out by hand (its range syntax is not the `semver`
+//! `semver_compare`: `github.com/blang/semver/v4`'s `ParseRange` over
+//! `kube_units::semver` versions, written out by hand (its range syntax is not the `semver`
 //! crate's): `>=1.0.0 <2.0.0 || >3.0.0`, `!=1.2.3`, `1.2.x`, with blang's
 //! quirks kept (`!4.x.x` matches nothing; an invalid version is 0.0.0).
 
 use std::cmp::Ordering;
 
+use kube_units::semver::{compare, parse as parse_version, Version};
+
 use super::go_quote;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Prerelease {
-    Number(u64),
-    Text(String),
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Version {
-    major: u64,
-    minor: u64,
-    patch: u64,
-    pre: Vec<Prerelease>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Comparator {
@@ -65,146 +53,6 @@ pub(super) fn matches(version: &str, range: &str) -> Result<bool, String> {
         all.iter()
             .all(|(comparator, bound)| comparator.accepts(compare(&version, bound)))
     }))
-}
-
-fn containing_only(text: &str, allowed: impl Fn(char) -> bool) -> bool {
-    text.chars().all(allowed)
-}
-
-fn has_leading_zeroes(text: &str) -> bool {
-    text.len() > 1 && text.starts_with('0')
-}
-
-/// Go's `strconv.ParseUint(text, 10, 64)` for a string of digits.
-fn parse_uint(text: &str) -> Result<u64, String> {
-    if text.is_empty() {
-        return Err(format!(
-            "strconv.ParseUint: parsing {}: invalid syntax",
-            go_quote(text)
-        ));
-    }
-    text.parse::<u64>().map_err(|_| {
-        format!(
-            "strconv.ParseUint: parsing {}: value out of range",
-            go_quote(text)
-        )
-    })
-}
-
-fn parse_part(text: &str, lower: &str, capital: &str) -> Result<u64, String> {
-    if !containing_only(text, |c| c.is_ascii_digit()) {
-        return Err(format!(
-            "Invalid character(s) found in {lower} number {}",
-            go_quote(text)
-        ));
-    }
-    if has_leading_zeroes(text) {
-        return Err(format!(
-            "{capital} number must not contain leading zeroes {}",
-            go_quote(text)
-        ));
-    }
-    parse_uint(text)
-}
-
-fn is_alphanumeric_or_dash(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '-'
-}
-
-/// blang's `Parse`.
-fn parse_version(text: &str) -> Result<Version, String> {
-    if text.is_empty() {
-        return Err("Version string empty".into());
-    }
-    let parts: Vec<&str> = text.splitn(3, '.').collect();
-    let (Some(major), Some(minor), Some(rest), None) =
-        (parts.first(), parts.get(1), parts.get(2), parts.get(3))
-    else {
-        return Err("No Major.Minor.Patch elements found".into());
-    };
-    let major = parse_part(major, "major", "Major")?;
-    let minor = parse_part(minor, "minor", "Minor")?;
-    let mut patch_text: &str = rest;
-    let mut build: Vec<&str> = Vec::new();
-    if let Some((before, after)) = patch_text.split_once('+') {
-        build = after.split('.').collect();
-        patch_text = before;
-    }
-    let mut prerelease: Vec<&str> = Vec::new();
-    if let Some((before, after)) = patch_text.split_once('-') {
-        prerelease = after.split('.').collect();
-        patch_text = before;
-    }
-    let patch = parse_part(patch_text, "patch", "Patch")?;
-    let mut pre = Vec::with_capacity(prerelease.len());
-    for part in prerelease {
-        if part.is_empty() {
-            return Err("Prerelease is empty".into());
-        }
-        if containing_only(part, |c| c.is_ascii_digit()) {
-            if has_leading_zeroes(part) {
-                return Err(format!(
-                    "Numeric PreRelease version must not contain leading zeroes {}",
-                    go_quote(part)
-                ));
-            }
-            pre.push(Prerelease::Number(parse_uint(part)?));
-        } else if containing_only(part, is_alphanumeric_or_dash) {
-            pre.push(Prerelease::Text(part.to_string()));
-        } else {
-            return Err(format!(
-                "Invalid character(s) found in prerelease {}",
-                go_quote(part)
-            ));
-        }
-    }
-    for part in build {
-        if part.is_empty() {
-            return Err("Build meta data is empty".into());
-        }
-        if !containing_only(part, is_alphanumeric_or_dash) {
-            return Err(format!(
-                "Invalid character(s) found in build meta data {}",
-                go_quote(part)
-            ));
-        }
-    }
-    Ok(Version {
-        major,
-        minor,
-        patch,
-        pre,
-    })
-}
-
-fn compare_pre(a: &Prerelease, b: &Prerelease) -> Ordering {
-    match (a, b) {
-        (Prerelease::Number(x), Prerelease::Number(y)) => x.cmp(y),
-        (Prerelease::Number(_), Prerelease::Text(_)) => Ordering::Less,
-        (Prerelease::Text(_), Prerelease::Number(_)) => Ordering::Greater,
-        (Prerelease::Text(x), Prerelease::Text(y)) => x.cmp(y),
-    }
-}
-
-/// blang's `Version.Compare` (build metadata ignored).
-fn compare(a: &Version, b: &Version) -> Ordering {
-    let numbers = (a.major, a.minor, a.patch).cmp(&(b.major, b.minor, b.patch));
-    if numbers != Ordering::Equal {
-        return numbers;
-    }
-    match (a.pre.is_empty(), b.pre.is_empty()) {
-        (true, true) => return Ordering::Equal,
-        (true, false) => return Ordering::Greater,
-        (false, true) => return Ordering::Less,
-        (false, false) => {}
-    }
-    for (x, y) in a.pre.iter().zip(b.pre.iter()) {
-        let order = compare_pre(x, y);
-        if order != Ordering::Equal {
-            return order;
-        }
-    }
-    a.pre.len().cmp(&b.pre.len())
 }
 
 /// blang's `ParseRange`: alternatives (`||`) of conjunctions (spaces).
@@ -429,19 +277,5 @@ mod tests {
                 "{case}"
             );
         }
-    }
-
-    #[test]
-    fn parse_version_errors() {
-        assert_eq!(parse_version(""), Err("Version string empty".into()));
-        assert_eq!(
-            parse_version("1.2.a"),
-            Err("Invalid character(s) found in patch number \"a\"".into())
-        );
-        assert_eq!(
-            parse_version("1.2.3-").map(|_| ()),
-            Err("Prerelease is empty".into())
-        );
-        assert!(parse_version("1.2.3-rc.1+build.5").is_ok());
     }
 }

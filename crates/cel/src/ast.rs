@@ -78,6 +78,10 @@ pub(crate) enum MacroKind {
     Filter,
     /// `transformMap`: keys stay, values are transformed.
     TransformMap,
+    /// `transformMapEntry`: each step yields a map whose entries are added.
+    TransformMapEntry,
+    /// `sortBy(e, key)`: the list ordered by each element's key.
+    SortBy,
     /// `optional.optMap(x, e)`.
     OptMap,
     /// `optional.optFlatMap(x, e)`.
@@ -100,13 +104,15 @@ pub(crate) struct Comprehension {
 /// Marks an absent optional part of a comprehension in its words.
 const NONE: u32 = u32::MAX;
 
-const MACRO_KINDS: [MacroKind; 8] = [
+const MACRO_KINDS: [MacroKind; 10] = [
     MacroKind::All,
     MacroKind::Exists,
     MacroKind::ExistsOne,
     MacroKind::Map,
     MacroKind::Filter,
     MacroKind::TransformMap,
+    MacroKind::TransformMapEntry,
+    MacroKind::SortBy,
     MacroKind::OptMap,
     MacroKind::OptFlatMap,
 ];

@@ -447,6 +447,10 @@ impl<'e, 'a> Eval<'e, 'a> {
         let keeps_all = c.kind == MacroKind::Map && c.filter.is_none();
         let mut out: Vec<Value<'a>> = Vec::with_capacity(if keeps_all { len } else { 0 });
         let mut entries: Vec<(Key<'a>, Value<'a>)> = Vec::new();
+        let mut keys: Vec<Value<'a>> = Vec::new();
+        if c.kind == MacroKind::SortBy && range.as_list().is_none() {
+            return Err(no_overload("sortBy", std::slice::from_ref(range)));
+        }
         for (first, second) in &mut items {
             self.budget.charge(1)?;
             let var = first.clone();
@@ -502,6 +506,31 @@ impl<'e, 'a> Eval<'e, 'a> {
                     self.budget.charge(1)?;
                     entries.push((key, self.eval(c.body)?));
                 }
+                MacroKind::TransformMapEntry => {
+                    if let Some(f) = c.filter {
+                        if !self.predicate(f)? {
+                            continue;
+                        }
+                    }
+                    let produced = self.eval(c.body)?;
+                    let Some(map) = produced.as_map() else {
+                        return Err(EvalError::NoMatchingOverload {
+                            function: "cel.@mapInsert".into(),
+                            args: format!("map, {}", produced.type_name()),
+                        });
+                    };
+                    self.budget.charge_items(map.len())?;
+                    for (key, value) in map.iter() {
+                        let Some(key) = Key::from_value(&key) else {
+                            return Err(key_type_error(&key));
+                        };
+                        entries.push((key, value));
+                    }
+                }
+                MacroKind::SortBy => {
+                    keys.push(self.eval(c.body)?);
+                    out.push(var);
+                }
                 MacroKind::OptMap | MacroKind::OptFlatMap => {}
             }
         }
@@ -511,9 +540,18 @@ impl<'e, 'a> Eval<'e, 'a> {
                 None => Ok(Value::Bool(c.kind == MacroKind::All)),
             },
             MacroKind::ExistsOne => Ok(Value::Bool(count == 1)),
-            MacroKind::TransformMap => {
+            MacroKind::TransformMap | MacroKind::TransformMapEntry => {
                 let map = Map::new(entries).map_err(|k| key_exists_error(&k))?;
                 Ok(Value::Map(Rc::new(map)))
+            }
+            MacroKind::SortBy => {
+                let order = crate::lists::sorted_order(&keys, self.budget)?;
+                Ok(Value::list(
+                    order
+                        .into_iter()
+                        .filter_map(|i| out.get(i).cloned())
+                        .collect(),
+                ))
             }
             _ => Ok(Value::list(out)),
         }

@@ -3,8 +3,11 @@
 //! types inside each function.
 
 use crate::error::EvalError;
+use crate::format::NamedFormat;
 use crate::value::Value;
-use crate::{ip, lists, optional, quantity, regex, stdlib, strings, time, url, Budget};
+use crate::{
+    format, ip, lists, optional, quantity, regex, semver, stdlib, strings, time, url, Budget,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Func {
@@ -113,6 +116,16 @@ pub(crate) enum Func {
     PrefixLength,
     ContainsIp,
     ContainsCidr,
+    // Kubernetes semver library.
+    Semver,
+    IsSemver,
+    Major,
+    Minor,
+    Patch,
+    // Kubernetes format library.
+    FormatNamed,
+    FormatOf(NamedFormat),
+    FormatValidate,
 }
 
 /// Why a call could not be resolved.
@@ -198,6 +211,10 @@ pub(crate) fn resolve(name: &str, member: bool, argc: usize) -> Result<Func, Res
             "prefixLength" => (F::PrefixLength, &[0]),
             "containsIP" => (F::ContainsIp, &[1]),
             "containsCIDR" => (F::ContainsCidr, &[1]),
+            "major" => (F::Major, &[0]),
+            "minor" => (F::Minor, &[0]),
+            "patch" => (F::Patch, &[0]),
+            "validate" => (F::FormatValidate, &[1]),
             _ => return Err(ResolveError::Unknown),
         }
     } else {
@@ -233,7 +250,16 @@ pub(crate) fn resolve(name: &str, member: bool, argc: usize) -> Result<Func, Res
             "ip.isCanonical" => (F::IpIsCanonical, &[1]),
             "cidr" => (F::Cidr, &[1]),
             "isCIDR" => (F::IsCidr, &[1]),
-            _ => return Err(ResolveError::Unknown),
+            "semver" => (F::Semver, &[1, 2]),
+            "isSemver" => (F::IsSemver, &[1, 2]),
+            "format.named" => (F::FormatNamed, &[1]),
+            _ => match name
+                .strip_prefix("format.")
+                .and_then(NamedFormat::from_name)
+            {
+                Some(format) => (F::FormatOf(format), &[0]),
+                None => return Err(ResolveError::Unknown),
+            },
         }
     };
     if arities.contains(&argc) {
@@ -264,6 +290,8 @@ pub(crate) fn namespaced(ns: &str, name: &str) -> Option<&'static str> {
         ("optional", "none") => "optional.none",
         ("optional", "ofNonZeroValue") => "optional.ofNonZeroValue",
         ("ip", "isCanonical") => "ip.isCanonical",
+        ("format", "named") => "format.named",
+        ("format", name) => NamedFormat::from_name(name)?.function_name(),
         _ => return None,
     })
 }
@@ -371,6 +399,14 @@ impl Func {
             F::PrefixLength => "prefixLength",
             F::ContainsIp => "containsIP",
             F::ContainsCidr => "containsCIDR",
+            F::Semver => "semver",
+            F::IsSemver => "isSemver",
+            F::Major => "major",
+            F::Minor => "minor",
+            F::Patch => "patch",
+            F::FormatNamed => "format.named",
+            F::FormatOf(format) => format.function_name(),
+            F::FormatValidate => "validate",
         }
     }
 }
@@ -457,6 +493,11 @@ pub(crate) fn call<'a>(
         | F::Value
         | F::OrValue
         | F::Or => optional::call(func, args),
+        F::CompareTo | F::IsGreaterThan | F::IsLessThan
+            if matches!(args.first(), Some(Value::Semver(_))) =>
+        {
+            semver::call(func, args)
+        }
         F::Quantity
         | F::IsQuantity
         | F::Sign
@@ -468,6 +509,8 @@ pub(crate) fn call<'a>(
         | F::CompareTo
         | F::IsGreaterThan
         | F::IsLessThan => quantity::call(func, args),
+        F::Semver | F::IsSemver | F::Major | F::Minor | F::Patch => semver::call(func, args),
+        F::FormatNamed | F::FormatOf(_) | F::FormatValidate => format::call(func, args),
         F::Url
         | F::IsUrl
         | F::GetScheme

@@ -180,10 +180,26 @@ fn flatten<'a>(
 
 /// cel-go's `sort`: the elements must share one comparable type.
 fn sort<'a>(list: ListRef<'_, 'a>, budget: &mut Budget) -> Result<Value<'a>, EvalError> {
-    budget.charge_items(list.len())?;
-    let mut items: Vec<Value<'a>> = list.iter().collect();
-    let Some(first) = items.first() else {
-        return Ok(Value::list(items));
+    let items: Vec<Value<'a>> = list.iter().collect();
+    let order = sorted_order(&items, budget)?;
+    Ok(Value::list(
+        order
+            .into_iter()
+            .filter_map(|i| items.get(i).cloned())
+            .collect(),
+    ))
+}
+
+/// cel-go's `@sortByAssociatedKeys` (behind `sort()` and `sortBy`): the
+/// positions of `keys` in ascending order; the keys must share one
+/// comparable type.
+pub(crate) fn sorted_order(
+    keys: &[Value<'_>],
+    budget: &mut Budget,
+) -> Result<Vec<usize>, EvalError> {
+    budget.charge_items(keys.len())?;
+    let Some(first) = keys.first() else {
+        return Ok(Vec::new());
     };
     let kind = first.type_of();
     if !matches!(
@@ -199,21 +215,25 @@ fn sort<'a>(list: ListRef<'_, 'a>, budget: &mut Budget) -> Result<Value<'a>, Eva
     ) {
         return Err(EvalError::msg("list elements must be comparable"));
     }
-    if items.iter().any(|v| v.type_of() != kind) {
+    if keys.iter().any(|v| v.type_of() != kind) {
         return Err(EvalError::msg("list elements must have the same type"));
     }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
     let mut failed = None;
-    items.sort_by(|a, b| match ops::compare(a, b) {
-        Some(Ok(order)) => order,
-        Some(Err(e)) => {
-            failed.get_or_insert(e);
-            Ordering::Equal
-        }
-        None => Ordering::Equal,
+    order.sort_by(|&a, &b| match (keys.get(a), keys.get(b)) {
+        (Some(x), Some(y)) => match ops::compare(x, y) {
+            Some(Ok(order)) => order,
+            Some(Err(e)) => {
+                failed.get_or_insert(e);
+                Ordering::Equal
+            }
+            None => Ordering::Equal,
+        },
+        _ => Ordering::Equal,
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(Value::list(items)),
+        None => Ok(order),
     }
 }
 

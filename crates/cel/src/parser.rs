@@ -813,7 +813,14 @@ impl<'s> Parser<'s> {
             if capital
                 && matches!(
                     name,
-                    "Duration" | "Timestamp" | "Quantity" | "URL" | "IP" | "CIDR"
+                    "Duration"
+                        | "Timestamp"
+                        | "Quantity"
+                        | "URL"
+                        | "IP"
+                        | "CIDR"
+                        | "Semver"
+                        | "NamedFormat"
                 )
             {
                 if let Some(t) = self.qualified_type(operand.id(), name) {
@@ -1030,6 +1037,9 @@ fn macro_kind(name: &str, argc: usize) -> Option<(MacroKind, bool, bool)> {
         ("transformList", 4) => (K::Map, true, true),
         ("transformMap", 3) => (K::TransformMap, true, false),
         ("transformMap", 4) => (K::TransformMap, true, true),
+        ("transformMapEntry", 3) => (K::TransformMapEntry, true, false),
+        ("transformMapEntry", 4) => (K::TransformMapEntry, true, true),
+        ("sortBy", 2) => (K::SortBy, false, false),
         ("optMap", 2) => (K::OptMap, false, false),
         ("optFlatMap", 2) => (K::OptFlatMap, false, false),
         _ => return None,

@@ -223,6 +223,22 @@ fn comprehension_macros() {
         ("transform_list_map", "{'a': 1}.transformList(k, v, k + string(v))", "[\"a1\"]"),
         ("transform_map_list", "[1, 2, 3].transformMap(i, v, i * v + v)", "{0: 1, 1: 4, 2: 9}"),
         ("transform_map_map", "{'greeting': 'hello'}.transformMap(k, v, v + '!')", "{\"greeting\": \"hello!\"}"),
+        // `transformMapEntry`, from cel-go's ext/comprehensions.go documentation.
+        ("transform_map_entry_swap", "{'greeting': 'hello'}.transformMapEntry(k, v, {v: k})", "{\"hello\": \"greeting\"}"),
+        ("transform_map_entry_reverse_lookup", "[1, 2, 3].transformMapEntry(i, v, {v: i})", "{1: 0, 2: 1, 3: 2}"),
+        ("transform_map_entry_filter", "[1, 2, 3].transformMapEntry(i, v, v > 1, {string(v): i})", "{\"2\": 1, \"3\": 2}"),
+        ("transform_map_entry_several", "['a'].transformMapEntry(i, v, {v: 1, v + v: 2})", "{\"a\": 1, \"aa\": 2}"),
+        ("transform_map_entry_empty_step", "[1, 2].transformMapEntry(i, v, {})", "{}"),
+        ("transform_map_entry_duplicate", "{'greeting': 'aloha', 'farewell': 'aloha'}.transformMapEntry(k, v, {v: k})", "error: insert failed: key aloha already exists"),
+        ("transform_map_entry_numeric_collision", "[dyn(1), dyn(1u)].transformMapEntry(i, v, {v: i})", "error: insert failed: key 1 already exists"),
+        // `sortBy`, from cel-go's ext/lists.go documentation.
+        ("sort_by_negated", "[3, 1, 2].sortBy(x, -x)", "[3, 2, 1]"),
+        ("sort_by_field", "[{'name': 'b', 'n': 2}, {'name': 'a', 'n': 1}].sortBy(e, e.n).map(e, e.name)", "[\"a\", \"b\"]"),
+        ("sort_by_string_key", "['bb', 'a', 'ccc'].sortBy(s, s.size())", "[\"a\", \"bb\", \"ccc\"]"),
+        ("sort_by_empty", "[].sortBy(x, x)", "[]"),
+        ("sort_by_mixed_keys", "[1, 2].sortBy(x, x == 1 ? dyn(1) : dyn('a'))", "error: list elements must have the same type"),
+        ("sort_by_map_target", "{'a': 1}.sortBy(k, k)", "error: no matching overload for 'sortBy' applied to '(map)'"),
+        ("transform_map_entry_not_a_map", "[1].transformMapEntry(i, v, v)", "error: no matching overload for 'cel.@mapInsert' applied to '(map, int)'"),
     ];
     for (name, expr, want) in cases {
         assert_eq!(eval_with(expr, &obj), want, "{name}");

@@ -33,6 +33,7 @@ pub(crate) fn call<'a>(func: Func, args: &[Value<'a>]) -> Result<Value<'a>, Eval
                 Ok(Value::Timestamp(Timestamp {
                     secs: *secs,
                     nanos: 0,
+                    offset: 0,
                 }))
             } else {
                 Err(overflow())
@@ -246,7 +247,11 @@ fn parse_rfc3339(s: &str) -> Result<Timestamp, EvalError> {
     if !(MIN_UNIX..=MAX_UNIX).contains(&secs) {
         return Err(overflow());
     }
-    Ok(Timestamp { secs, nanos })
+    Ok(Timestamp {
+        secs,
+        nanos,
+        offset: i32::try_from(offset).map_err(|_| bad())?,
+    })
 }
 
 /// `t + nanos`, within the timestamp range.
@@ -259,13 +264,14 @@ pub(crate) fn add_duration(t: Timestamp, nanos: i128) -> Result<Timestamp, EvalE
     Ok(Timestamp {
         secs,
         nanos: u32::try_from(total.rem_euclid(NANOS)).map_err(|_| overflow())?,
+        offset: t.offset,
     })
 }
 
-/// RFC 3339 in UTC with trailing zeros of the fraction dropped, as Go's
-/// `RFC3339Nano`.
+/// Go's `RFC3339Nano` in the zone the timestamp was written in: trailing
+/// zeros of the fraction dropped, `Z` for UTC.
 pub(crate) fn timestamp_string(t: Timestamp) -> String {
-    let c = civil(t.secs);
+    let c = civil(t.secs + i64::from(t.offset));
     let mut s = format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
         c.year, c.month, c.day, c.hour, c.minute, c.second
@@ -275,7 +281,13 @@ pub(crate) fn timestamp_string(t: Timestamp) -> String {
         s.push('.');
         s.push_str(frac.trim_end_matches('0'));
     }
-    s.push('Z');
+    if t.offset == 0 {
+        s.push('Z');
+    } else {
+        let sign = if t.offset < 0 { '-' } else { '+' };
+        let minutes = t.offset.unsigned_abs() / 60;
+        s.push_str(&format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60));
+    }
     s
 }
 
@@ -345,7 +357,12 @@ mod tests {
         let t = "timestamp('2023-03-14T15:09:26.535Z')";
         let cases = [
             ("string_round_trip", format!("string({t})"), "2023-03-14T15:09:26.535Z"),
-            ("offset_normalised", "string(timestamp('2023-01-01T01:00:00+01:00'))".into(), "2023-01-01T00:00:00Z"),
+            // cel-go keeps the zone `time.Parse` found; only `string()` shows it.
+            ("offset_kept_by_string", "string(timestamp('2023-01-01T01:00:00+01:00'))".into(), "2023-01-01T01:00:00+01:00"),
+            ("negative_offset_kept", "string(timestamp('2023-01-01T01:00:00.5-05:30') + duration('1h'))".into(), "2023-01-01T02:00:00.5-05:30"),
+            ("offset_ignored_by_equality", "timestamp('2023-01-01T01:00:00+01:00') == timestamp('2023-01-01T00:00:00Z')".into(), "true"),
+            ("offset_ignored_by_getters", "timestamp('2023-01-01T01:00:00+01:00').getHours()".into(), "0"),
+            ("zero_offset_is_utc", "string(timestamp('2023-01-01T00:00:00+00:00'))".into(), "2023-01-01T00:00:00Z"),
             ("full_year", format!("{t}.getFullYear()"), "2023"),
             ("month_zero_based", format!("{t}.getMonth()"), "2"),
             ("date_one_based", format!("{t}.getDate()"), "14"),

@@ -4,6 +4,8 @@
 
 use std::rc::Rc;
 
+use kube_units::quote::{go_quote, go_quote_bytes};
+
 use crate::error::EvalError;
 use crate::functions::{no_overload, Func};
 use crate::value::{Key, Map, Str, Value};
@@ -41,8 +43,8 @@ pub(crate) fn call<'a>(
             budget.charge_len(s.len())?;
             parse(s).map(|u| Value::Url(Rc::new(u))).map_err(|e| {
                 EvalError::msg(format!(
-                    "URL parse error during conversion from string: parse {:?}: {e}",
-                    &**s
+                    "URL parse error during conversion from string: parse {}: {e}",
+                    go_quote(s)
                 ))
             })
         }
@@ -74,7 +76,7 @@ fn parse(s: &str) -> Result<Url, String> {
     Ok(url)
 }
 
-fn parse_request_uri(s: &str) -> Result<Url, String> {
+pub(crate) fn parse_request_uri(s: &str) -> Result<Url, String> {
     parse_go(s, true)
 }
 
@@ -128,10 +130,10 @@ fn parse_go(raw: &str, via_request: bool) -> Result<Url, String> {
             Some(i) => (after.get(..i).unwrap_or(""), after.get(i..).unwrap_or("")),
             None => (after, ""),
         };
-        url.host = parse_authority(authority)?;
+        url.host = parse_authority(&url.scheme, authority)?;
         rest = path;
     }
-    url.path = unescape(rest, false)?;
+    url.path = unescape(rest, Mode::Path)?;
     if escape_path(&url.path) != rest {
         url.raw_path = rest.to_string();
     }
@@ -154,18 +156,25 @@ fn scheme(raw: &str) -> Result<(&str, &str), String> {
     Ok(("", raw))
 }
 
-fn parse_authority(authority: &str) -> Result<String, String> {
-    let host = match authority.rfind('@') {
-        Some(i) => {
-            let userinfo = authority.get(..i).unwrap_or("");
-            if !userinfo.bytes().all(valid_userinfo_byte) {
-                return Err("net/url: invalid userinfo".into());
-            }
-            authority.get(i + 1..).unwrap_or("")
-        }
-        None => authority,
+/// Go's `parseAuthority`: the host is checked first, then the userinfo.
+fn parse_authority(scheme: &str, authority: &str) -> Result<String, String> {
+    let (userinfo, host) = match authority.rfind('@') {
+        Some(i) => (
+            Some(authority.get(..i).unwrap_or("")),
+            authority.get(i + 1..).unwrap_or(""),
+        ),
+        None => (None, authority),
     };
-    parse_host(host)
+    let host = parse_host(scheme, host)?;
+    if let Some(userinfo) = userinfo {
+        if !userinfo.bytes().all(valid_userinfo_byte) {
+            return Err("net/url: invalid userinfo".into());
+        }
+        let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+        unescape(user, Mode::UserInfo)?;
+        unescape(password, Mode::UserInfo)?;
+    }
+    Ok(host)
 }
 
 fn valid_userinfo_byte(c: u8) -> bool {
@@ -199,56 +208,61 @@ fn valid_optional_port(port: &str) -> bool {
     }
 }
 
-fn parse_host(host: &str) -> Result<String, String> {
-    if host.starts_with('[') {
-        let Some(i) = host.rfind(']') else {
-            return Err("missing ']' in host".into());
+fn invalid_port(port: &str) -> String {
+    format!("invalid port {} after host", go_quote(port))
+}
+
+/// Go 1.26's `parseHost`: a bracketed IP literal (an IPv6 address with an
+/// optional `%25` zone) and port, or a name and port; for `http` and
+/// `https` the port starts at the first colon.
+fn parse_host(scheme: &str, host: &str) -> Result<String, String> {
+    match host.rfind('[') {
+        Some(i) if i > 0 => return Err("invalid IP-literal".into()),
+        Some(_) => {
+            let Some(close) = host.rfind(']') else {
+                return Err("missing ']' in host".into());
+            };
+            let port = host.get(close + 1..).unwrap_or("");
+            if !valid_optional_port(port) {
+                return Err(invalid_port(port));
+            }
+            let inside = host.get(1..close).unwrap_or("");
+            let address = match inside.find("%25") {
+                Some(zone) => {
+                    let address = unescape(inside.get(..zone).unwrap_or(""), Mode::Host)?;
+                    let zone = unescape(inside.get(zone..).unwrap_or(""), Mode::Zone)?;
+                    format!("{address}{zone}")
+                }
+                None => unescape(inside, Mode::Host)?,
+            };
+            // `netip.ParseAddr`; its finer error wording (which part of the
+            // address is wrong) is not repeated.
+            let (without_zone, zone) = address.split_once('%').unwrap_or((&address, "-"));
+            let invalid_host =
+                |why: &str| format!("invalid host: ParseAddr({}): {why}", go_quote(&address));
+            return match without_zone.parse::<std::net::IpAddr>() {
+                Ok(std::net::IpAddr::V6(_)) if zone.is_empty() => {
+                    Err(invalid_host("zone must be a non-empty string"))
+                }
+                Ok(std::net::IpAddr::V6(_)) => Ok(host.to_string()),
+                Ok(_) => Err("invalid IP-literal".into()),
+                Err(_) => Err(invalid_host("unable to parse IP")),
+            };
+        }
+        None => {}
+    }
+    if let Some(first) = host.find(':') {
+        let at = if matches!(scheme, "http" | "https") {
+            first
+        } else {
+            host.rfind(':').unwrap_or(first)
         };
-        let port = host.get(i + 1..).unwrap_or("");
+        let port = host.get(at..).unwrap_or("");
         if !valid_optional_port(port) {
-            return Err(format!("invalid port {port:?} after host"));
-        }
-    } else if let Some(i) = host.rfind(':') {
-        let port = host.get(i..).unwrap_or("");
-        if !valid_optional_port(port) {
-            return Err(format!("invalid port {port:?} after host"));
+            return Err(invalid_port(port));
         }
     }
-    for c in host.bytes() {
-        let allowed = c.is_ascii_alphanumeric()
-            || c >= 0x80
-            || matches!(
-                c,
-                b'-' | b'_'
-                    | b'.'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-                    | b'<'
-                    | b'>'
-                    | b'"'
-                    | b'%'
-            );
-        if !allowed {
-            return Err(format!(
-                "invalid character {:?} in host name",
-                char::from(c).to_string()
-            ));
-        }
-    }
-    unescape(host, false)
+    unescape(host, Mode::Host)
 }
 
 /// Go's `splitHostPort`: host without brackets, and port.
@@ -274,8 +288,24 @@ fn hex_value(c: u8) -> Option<u8> {
 }
 
 /// Percent-decoding; `plus` turns `+` into a space (query components).
-fn unescape(s: &str, plus: bool) -> Result<String, String> {
+/// Which part of a URL `unescape` reads, as Go's `encoding` modes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Path,
+    /// A query component: `+` is a space.
+    Query,
+    UserInfo,
+    /// A host: escapes only for non-ASCII bytes (and `%25`), and only the
+    /// bytes a host may hold.
+    Host,
+    /// An IPv6 zone: escapes only for bytes a host may hold.
+    Zone,
+}
+
+/// Go's `unescape`, with its errors.
+fn unescape(s: &str, mode: Mode) -> Result<String, String> {
     let b = s.as_bytes();
+    let hosty = matches!(mode, Mode::Host | Mode::Zone);
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while let Some(&c) = b.get(i) {
@@ -285,24 +315,69 @@ fn unescape(s: &str, plus: bool) -> Result<String, String> {
                     b.get(i + 1).and_then(|&h| hex_value(h)),
                     b.get(i + 2).and_then(|&l| hex_value(l)),
                 );
+                let escape = b.get(i..(i + 3).min(b.len())).unwrap_or(b"%");
+                let bad = || format!("invalid URL escape {}", go_quote_bytes(escape));
                 let (Some(h), Some(l)) = pair else {
-                    let bad = s.get(i..(i + 3).min(s.len())).unwrap_or("%");
-                    return Err(format!("invalid URL escape {bad:?}"));
+                    return Err(bad());
                 };
-                out.push(h * 16 + l);
+                let value = h * 16 + l;
+                let percent = escape == b"%25";
+                if mode == Mode::Host && h < 8 && !percent {
+                    return Err(bad());
+                }
+                if mode == Mode::Zone && !percent && value != b' ' && !host_byte(value) {
+                    return Err(bad());
+                }
+                out.push(value);
                 i += 3;
             }
-            b'+' if plus => {
+            b'+' if mode == Mode::Query => {
                 out.push(b' ');
                 i += 1;
             }
             _ => {
+                if hosty && c < 0x80 && !host_byte(c) {
+                    return Err(format!(
+                        "invalid character {} in host name",
+                        go_quote(&char::from(c).to_string())
+                    ));
+                }
                 out.push(c);
                 i += 1;
             }
         }
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The bytes Go's `shouldEscape(c, encodeHost)` lets a host hold as they
+/// are.
+fn host_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+        || c >= 0x80
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b'.'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'['
+                | b']'
+                | b'<'
+                | b'>'
+                | b'"'
+        )
 }
 
 /// Go's `shouldEscape(c, encodePath)`.
@@ -360,7 +435,7 @@ fn escaped_path(u: &Url) -> String {
                     | b'%'
             ) || !path_should_escape(c)
         });
-        if valid && unescape(&u.raw_path, false).is_ok_and(|p| p == u.path) {
+        if valid && unescape(&u.raw_path, Mode::Path).is_ok_and(|p| p == u.path) {
             return u.raw_path.clone();
         }
     }
@@ -378,7 +453,7 @@ fn query<'a>(raw: &str) -> Result<Value<'a>, EvalError> {
             continue;
         }
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let (Ok(k), Ok(v)) = (unescape(k, true), unescape(v, true)) else {
+        let (Ok(k), Ok(v)) = (unescape(k, Mode::Query), unescape(v, Mode::Query)) else {
             continue;
         };
         match entries.iter_mut().find(|(key, _)| *key == k) {

@@ -9,8 +9,10 @@ use std::ops::Deref;
 use std::rc::Rc;
 
 use kube_units::quantity::QuantityValue;
+use kube_units::semver::Version;
 
 use crate::error::EvalError;
+use crate::format::NamedFormat;
 use crate::ip::Cidr;
 use crate::url::Url;
 use crate::Budget;
@@ -56,11 +58,35 @@ impl Deref for Bin<'_> {
     }
 }
 
-/// A point in time: seconds since the Unix epoch (UTC) and nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A point in time: seconds since the Unix epoch (UTC) and nanoseconds,
+/// with the UTC offset it was written in, which only `string()` shows
+/// (Go keeps a parsed time's zone). Equality and order ignore the offset.
+#[derive(Clone, Copy, Debug)]
 pub struct Timestamp {
     pub(crate) secs: i64,
     pub(crate) nanos: u32,
+    /// Seconds east of UTC.
+    pub(crate) offset: i32,
+}
+
+impl PartialEq for Timestamp {
+    fn eq(&self, other: &Self) -> bool {
+        (self.secs, self.nanos) == (other.secs, other.nanos)
+    }
+}
+
+impl Eq for Timestamp {}
+
+impl Ord for Timestamp {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.secs, self.nanos).cmp(&(other.secs, other.nanos))
+    }
+}
+
+impl PartialOrd for Timestamp {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl Timestamp {
@@ -95,6 +121,8 @@ pub enum Type {
     Url,
     Ip,
     Cidr,
+    Semver,
+    Format,
 }
 
 impl Type {
@@ -117,6 +145,8 @@ impl Type {
             Type::Url => "kubernetes.URL",
             Type::Ip => "net.IP",
             Type::Cidr => "net.CIDR",
+            Type::Semver => "kubernetes.Semver",
+            Type::Format => "kubernetes.NamedFormat",
         }
     }
 
@@ -140,6 +170,8 @@ impl Type {
             "kubernetes.URL" => Type::Url,
             "net.IP" => Type::Ip,
             "net.CIDR" => Type::Cidr,
+            "kubernetes.Semver" => Type::Semver,
+            "kubernetes.NamedFormat" => Type::Format,
             _ => return None,
         })
     }
@@ -325,11 +357,15 @@ pub enum Value<'a> {
     Url(Rc<Url>),
     Ip(IpAddr),
     Cidr(Cidr),
+    Semver(Rc<Version>),
+    Format(NamedFormat),
 }
 
 impl<'a> Value<'a> {
-    /// A JSON value as CEL sees it: integral numbers are `int` (`uint`
-    /// beyond `i64`), others `double`; arrays and objects stay borrowed.
+    /// A JSON value as CEL sees it through Kubernetes' unstructured
+    /// decoding: integral numbers that fit `int64` are `int`, others
+    /// (fractions, and integers beyond `int64`) `double`; arrays and
+    /// objects stay borrowed.
     pub fn from_json(v: &'a serde_json::Value) -> Self {
         match v {
             serde_json::Value::Null => Value::Null,
@@ -337,8 +373,6 @@ impl<'a> Value<'a> {
             serde_json::Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
                     Value::Int(i)
-                } else if let Some(u) = n.as_u64() {
-                    Value::Uint(u)
                 } else {
                     Value::Double(n.as_f64().unwrap_or(f64::NAN))
                 }
@@ -381,6 +415,8 @@ impl<'a> Value<'a> {
             Value::Url(_) => Type::Url,
             Value::Ip(_) => Type::Ip,
             Value::Cidr(_) => Type::Cidr,
+            Value::Semver(_) => Type::Semver,
+            Value::Format(_) => Type::Format,
         }
     }
 
@@ -647,6 +683,8 @@ pub(crate) fn equal(a: &Value<'_>, b: &Value<'_>, budget: &mut Budget) -> Result
         (Value::Url(x), Value::Url(y)) => x == y,
         (Value::Ip(x), Value::Ip(y)) => x == y,
         (Value::Cidr(x), Value::Cidr(y)) => x == y,
+        (Value::Semver(x), Value::Semver(y)) => x == y,
+        (Value::Format(x), Value::Format(y)) => x == y,
         (Value::Optional(x), Value::Optional(y)) => match (x, y) {
             (None, None) => true,
             (Some(x), Some(y)) => equal(x, y, budget)?,
@@ -809,6 +847,8 @@ impl fmt::Display for Value<'_> {
             Value::Url(u) => f.write_str(u.as_str()),
             Value::Ip(ip) => write!(f, "{ip}"),
             Value::Cidr(c) => write!(f, "{c}"),
+            Value::Semver(v) => write!(f, "{v}"),
+            Value::Format(n) => f.write_str(n.name()),
         }
     }
 }
@@ -819,11 +859,16 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn json_numbers_become_int_uint_or_double() {
+    fn json_numbers_become_int_or_double() {
         let cases = [
             ("integral", json!(3), Value::Int(3)),
             ("negative", json!(-3), Value::Int(-3)),
-            ("beyond_i64_is_uint", json!(u64::MAX), Value::Uint(u64::MAX)),
+            // Kubernetes decodes integers beyond int64 as float64.
+            (
+                "beyond_i64_is_double",
+                json!(u64::MAX),
+                Value::Double(u64::MAX as f64),
+            ),
             ("fraction_is_double", json!(1.5), Value::Double(1.5)),
             ("null", json!(null), Value::Null),
         ];

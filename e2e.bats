@@ -65,6 +65,13 @@ run_with_session() {
   [ $(expr "$output" : '.*evaluated to nil.*') -ne 0 ]
 }
 
+@test "substitute a pattern's variables on DELETE before skipping the pattern" {
+  run_policy delete-pattern-variables.yaml namespace-delete.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*owner-is-known: variable substitution failed.*') -ne 0 ]
+  [ $(expr "$output" : '.*purpose-is-known.*') -eq 0 ]
+}
+
 @test "let a request through a rule error when failurePolicy is Ignore" {
   run_policy delete-context-jmespath-ignore.yaml namespace-delete.json
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]

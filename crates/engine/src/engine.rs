@@ -714,13 +714,16 @@ fn run_loaded(
     let result = match &rule.body {
         Body::Deny(conditions) => deny_result(&rule.text, conditions.as_ref(), ctx),
         Body::Pattern(p) => {
-            if delete {
-                return None;
-            }
+            // Kyverno substitutes a pattern's variables before it skips the
+            // pattern on DELETE: a variable that does not resolve is still
+            // the rule's error.
             let resolved = match p.resolve(ctx) {
                 Ok(resolved) => resolved,
                 Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
+            if delete {
+                return None;
+            }
             match resolved.pattern() {
                 Err(e) => (RuleStatus::Error, e),
                 Ok(pattern) => pattern_result(
@@ -731,11 +734,9 @@ fn run_loaded(
             }
         }
         Body::AnyPattern(ps) => {
-            if delete {
-                return None;
-            }
             // Every pattern substituted and compiled before any runs: a
-            // problem in any of them is the rule's error.
+            // problem in any of them is the rule's error (on DELETE, only
+            // the substitution, which Kyverno does before it skips).
             let resolved = match ps
                 .iter()
                 .map(|p| p.resolve(ctx))
@@ -744,6 +745,9 @@ fn run_loaded(
                 Ok(resolved) => resolved,
                 Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
+            if delete {
+                return None;
+            }
             let patterns = match resolved
                 .iter()
                 .map(Resolved::pattern)

@@ -65,6 +65,11 @@ run_with_session() {
   [ $(expr "$output" : '.*evaluated to nil.*') -ne 0 ]
 }
 
+@test "check the old object of an UPDATE against the pattern the new object filled in" {
+  run_policy team-matches-owner-annotation.yaml namespace-update-changes-owner.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
 @test "substitute a pattern's variables on DELETE before skipping the pattern" {
   run_policy delete-pattern-variables.yaml namespace-delete.json
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]

@@ -609,7 +609,11 @@ fn run_rule(
     if let Some(e) = ctx.images_error() {
         return Some((RuleStatus::Error, e.to_string()));
     }
-    let new = run_with_context(&compiled, ctx, cluster, delete)?;
+    // The patterns as the first pass substituted them: Kyverno substitutes
+    // a rule's patterns in place, so its old-object pass checks the old
+    // object against the new object's values.
+    let mut substituted = None;
+    let new = run_with_context(&compiled, ctx, cluster, delete, &mut substituted)?;
     if enforce
         && update
         && rule.validate.allow_existing_violations
@@ -622,7 +626,7 @@ fn run_rule(
         // of its own (`SetResources(empty, old)`).
         let previous_old = ctx.swap_old_object(Value::Null);
         let operation = ctx.swap_operation("CREATE");
-        let old = run_with_context(&compiled, ctx, cluster, false);
+        let old = run_with_context(&compiled, ctx, cluster, false, &mut substituted);
         ctx.swap_operation(&operation);
         ctx.swap_old_object(previous_old);
         ctx.swap_object(previous);
@@ -680,24 +684,28 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
 }
 
 /// Loads the rule's context, checks its preconditions and runs its body.
-fn run_with_context(
-    rule: &CompiledRule,
+/// `substituted`: the patterns a first pass substituted, which a second
+/// pass reuses; kept here by the first.
+fn run_with_context<'r, 'a>(
+    rule: &'r CompiledRule<'a>,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
+    substituted: &mut Option<Vec<Resolved<'r, 'a>>>,
 ) -> Result2 {
     let loaded = load_context(&rule.context, ctx, cluster);
-    let result = run_loaded(rule, ctx, cluster, delete, &loaded);
+    let result = run_loaded(rule, ctx, cluster, delete, &loaded, substituted);
     loaded.undo(ctx);
     result
 }
 
-fn run_loaded(
-    rule: &CompiledRule,
+fn run_loaded<'r, 'a>(
+    rule: &'r CompiledRule<'a>,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
     loaded: &Loaded,
+    substituted: &mut Option<Vec<Resolved<'r, 'a>>>,
 ) -> Result2 {
     let explain = |message: String| loaded.explain(message);
     if let Some((status, message)) = rule
@@ -717,13 +725,19 @@ fn run_loaded(
             // Kyverno substitutes a pattern's variables before it skips the
             // pattern on DELETE: a variable that does not resolve is still
             // the rule's error.
-            let resolved = match p.resolve(ctx) {
-                Ok(resolved) => resolved,
-                Err(e) => return Some((RuleStatus::Error, explain(e))),
+            let resolved = match substituted.take() {
+                Some(kept) => kept,
+                None => match p.resolve(ctx) {
+                    Ok(resolved) => vec![resolved],
+                    Err(e) => return Some((RuleStatus::Error, explain(e))),
+                },
             };
             if delete {
                 return None;
             }
+            let Some(resolved) = substituted.insert(resolved).first() else {
+                return Some((RuleStatus::Error, explain("no pattern".into())));
+            };
             match resolved.pattern() {
                 Err(e) => (RuleStatus::Error, e),
                 Ok(pattern) => pattern_result(
@@ -737,17 +751,21 @@ fn run_loaded(
             // Every pattern substituted and compiled before any runs: a
             // problem in any of them is the rule's error (on DELETE, only
             // the substitution, which Kyverno does before it skips).
-            let resolved = match ps
-                .iter()
-                .map(|p| p.resolve(ctx))
-                .collect::<Result<Vec<_>, _>>()
-            {
-                Ok(resolved) => resolved,
-                Err(e) => return Some((RuleStatus::Error, explain(e))),
+            let resolved = match substituted.take() {
+                Some(kept) => kept,
+                None => match ps
+                    .iter()
+                    .map(|p| p.resolve(ctx))
+                    .collect::<Result<Vec<_>, _>>()
+                {
+                    Ok(resolved) => resolved,
+                    Err(e) => return Some((RuleStatus::Error, explain(e))),
+                },
             };
             if delete {
                 return None;
             }
+            let resolved = substituted.insert(resolved);
             let patterns = match resolved
                 .iter()
                 .map(Resolved::pattern)

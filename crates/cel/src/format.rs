@@ -29,66 +29,64 @@ pub enum NamedFormat {
     Datetime,
 }
 
+/// Each format with its constant's function (`format.` and the name that
+/// `format.named` takes) and Kubernetes' `Format.Name`.
 const ALL: [(NamedFormat, &str, &str); 13] = [
-    (NamedFormat::Dns1123Label, "dns1123Label", "DNS1123Label"),
+    (
+        NamedFormat::Dns1123Label,
+        "format.dns1123Label",
+        "DNS1123Label",
+    ),
     (
         NamedFormat::Dns1123Subdomain,
-        "dns1123Subdomain",
+        "format.dns1123Subdomain",
         "DNS1123Subdomain",
     ),
-    (NamedFormat::Dns1035Label, "dns1035Label", "DNS1035Label"),
-    (NamedFormat::QualifiedName, "qualifiedName", "QualifiedName"),
+    (
+        NamedFormat::Dns1035Label,
+        "format.dns1035Label",
+        "DNS1035Label",
+    ),
+    (
+        NamedFormat::QualifiedName,
+        "format.qualifiedName",
+        "QualifiedName",
+    ),
     (
         NamedFormat::Dns1123LabelPrefix,
-        "dns1123LabelPrefix",
+        "format.dns1123LabelPrefix",
         "DNS1123LabelPrefix",
     ),
     (
         NamedFormat::Dns1123SubdomainPrefix,
-        "dns1123SubdomainPrefix",
+        "format.dns1123SubdomainPrefix",
         "DNS1123SubdomainPrefix",
     ),
     (
         NamedFormat::Dns1035LabelPrefix,
-        "dns1035LabelPrefix",
+        "format.dns1035LabelPrefix",
         "DNS1035LabelPrefix",
     ),
-    (NamedFormat::LabelValue, "labelValue", "LabelValue"),
-    (NamedFormat::Uri, "uri", "URI"),
-    (NamedFormat::Uuid, "uuid", "uuid"),
-    (NamedFormat::Byte, "byte", "byte"),
-    (NamedFormat::Date, "date", "date"),
-    (NamedFormat::Datetime, "datetime", "datetime"),
-];
-
-const FUNCTION_NAMES: [&str; 13] = [
-    "format.dns1123Label",
-    "format.dns1123Subdomain",
-    "format.dns1035Label",
-    "format.qualifiedName",
-    "format.dns1123LabelPrefix",
-    "format.dns1123SubdomainPrefix",
-    "format.dns1035LabelPrefix",
-    "format.labelValue",
-    "format.uri",
-    "format.uuid",
-    "format.byte",
-    "format.date",
-    "format.datetime",
+    (NamedFormat::LabelValue, "format.labelValue", "LabelValue"),
+    (NamedFormat::Uri, "format.uri", "URI"),
+    (NamedFormat::Uuid, "format.uuid", "uuid"),
+    (NamedFormat::Byte, "format.byte", "byte"),
+    (NamedFormat::Date, "format.date", "date"),
+    (NamedFormat::Datetime, "format.datetime", "datetime"),
 ];
 
 impl NamedFormat {
     /// The format `format.named` and `format.<name>()` know as `name`.
     pub(crate) fn from_name(name: &str) -> Option<Self> {
-        ALL.iter().find(|(_, n, _)| *n == name).map(|(f, _, _)| *f)
+        ALL.iter()
+            .find(|(_, function, _)| function.strip_prefix("format.") == Some(name))
+            .map(|(format, _, _)| *format)
     }
 
     /// The constant's function, `format.<name>`.
     pub(crate) fn function_name(self) -> &'static str {
-        FUNCTION_NAMES
-            .get(self as usize)
-            .copied()
-            .unwrap_or("format")
+        ALL.get(self as usize)
+            .map_or("format", |(_, function, _)| function)
     }
 
     /// The format's own name, as Kubernetes' `Format.Name` has it.
@@ -395,15 +393,7 @@ fn is_date(text: &[u8]) -> bool {
     ) else {
         return false;
     };
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day)
+    crate::time::days_in_month(i64::from(year), month).is_some_and(|days| (1..=days).contains(&day))
 }
 
 /// strfmt's `IsDateTime`: lower-cased and split on `t`, a date, then

@@ -21,9 +21,9 @@ pub(crate) fn call<'a>(func: Func, args: &[Value<'a>]) -> Result<Value<'a>, Eval
         (Func::IsSemver, [Value::String(s), Value::Bool(normalize)]) => {
             Ok(Value::Bool(parse(s, *normalize).is_ok()))
         }
-        (Func::Major, [Value::Semver(v)]) => int(v.major),
-        (Func::Minor, [Value::Semver(v)]) => int(v.minor),
-        (Func::Patch, [Value::Semver(v)]) => int(v.patch),
+        (Func::Major, [Value::Semver(v)]) => Ok(int(v.major)),
+        (Func::Minor, [Value::Semver(v)]) => Ok(int(v.minor)),
+        (Func::Patch, [Value::Semver(v)]) => Ok(int(v.patch)),
         (Func::CompareTo, [Value::Semver(a), Value::Semver(b)]) => Ok(Value::Int(match a.cmp(b) {
             Ordering::Less => -1,
             Ordering::Equal => 0,
@@ -42,8 +42,8 @@ fn to_value<'a>(parsed: Result<Version, String>) -> Result<Value<'a>, EvalError>
 }
 
 /// Go's `types.Int(v.Major)` of a `uint64`: wraps past `i64::MAX`.
-fn int<'a>(part: u64) -> Result<Value<'a>, EvalError> {
-    Ok(Value::Int(part as i64))
+fn int<'a>(part: u64) -> Value<'a> {
+    Value::Int(part as i64)
 }
 
 fn parse(text: &str, normalize: bool) -> Result<Version, String> {

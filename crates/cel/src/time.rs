@@ -192,14 +192,7 @@ fn parse_rfc3339(s: &str) -> Result<Timestamp, EvalError> {
     let (year, month, day, hour, minute, second) = fields.ok_or_else(bad)?;
     let month = u32::try_from(month).map_err(|_| bad())?;
     let day = u32::try_from(day).map_err(|_| bad())?;
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return Err(bad()),
-    };
+    let days_in_month = days_in_month(year, month).ok_or_else(bad)?;
     if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 59 {
         return Err(bad());
     }
@@ -266,6 +259,19 @@ pub(crate) fn add_duration(t: Timestamp, nanos: i128) -> Result<Timestamp, EvalE
         nanos: u32::try_from(total.rem_euclid(NANOS)).map_err(|_| overflow())?,
         offset: t.offset,
     })
+}
+
+/// The days of `month` (1–12) in the proleptic Gregorian `year`; `None`
+/// for a month that does not exist.
+pub(crate) fn days_in_month(year: i64, month: u32) -> Option<u32> {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => Some(31),
+        4 | 6 | 9 | 11 => Some(30),
+        2 if leap => Some(29),
+        2 => Some(28),
+        _ => None,
+    }
 }
 
 /// Go's `RFC3339Nano` in the zone the timestamp was written in: trailing

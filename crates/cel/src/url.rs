@@ -177,13 +177,14 @@ fn parse_authority(scheme: &str, authority: &str) -> Result<String, String> {
     Ok(host)
 }
 
-fn valid_userinfo_byte(c: u8) -> bool {
+/// RFC 3986's unreserved characters and sub-delimiters, which Go leaves
+/// unescaped in both userinfo and hosts.
+fn unreserved_or_sub_delim(c: u8) -> bool {
     c.is_ascii_alphanumeric()
         || matches!(
             c,
             b'-' | b'.'
                 | b'_'
-                | b':'
                 | b'~'
                 | b'!'
                 | b'$'
@@ -196,9 +197,12 @@ fn valid_userinfo_byte(c: u8) -> bool {
                 | b','
                 | b';'
                 | b'='
-                | b'%'
-                | b'@'
         )
+}
+
+/// Go's `validUserinfo`.
+fn valid_userinfo_byte(c: u8) -> bool {
+    unreserved_or_sub_delim(c) || matches!(c, b':' | b'%' | b'@')
 }
 
 fn valid_optional_port(port: &str) -> bool {
@@ -353,31 +357,7 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
 /// The bytes Go's `shouldEscape(c, encodeHost)` lets a host hold as they
 /// are.
 fn host_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || c >= 0x80
-        || matches!(
-            c,
-            b'-' | b'_'
-                | b'.'
-                | b'~'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'['
-                | b']'
-                | b'<'
-                | b'>'
-                | b'"'
-        )
+    unreserved_or_sub_delim(c) || c >= 0x80 || matches!(c, b':' | b'[' | b']' | b'<' | b'>' | b'"')
 }
 
 /// Go's `shouldEscape(c, encodePath)`.

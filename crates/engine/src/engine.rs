@@ -725,17 +725,14 @@ fn run_loaded<'r, 'a>(
             // Kyverno substitutes a pattern's variables before it skips the
             // pattern on DELETE: a variable that does not resolve is still
             // the rule's error.
-            let resolved = match substituted.take() {
-                Some(kept) => kept,
-                None => match p.resolve(ctx) {
-                    Ok(resolved) => vec![resolved],
-                    Err(e) => return Some((RuleStatus::Error, explain(e))),
-                },
+            let resolved = match substitute(std::slice::from_ref(p), ctx, substituted) {
+                Ok(resolved) => resolved,
+                Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
             if delete {
                 return None;
             }
-            let Some(resolved) = substituted.insert(resolved).first() else {
+            let Some(resolved) = resolved.first() else {
                 return Some((RuleStatus::Error, explain("no pattern".into())));
             };
             match resolved.pattern() {
@@ -751,21 +748,13 @@ fn run_loaded<'r, 'a>(
             // Every pattern substituted and compiled before any runs: a
             // problem in any of them is the rule's error (on DELETE, only
             // the substitution, which Kyverno does before it skips).
-            let resolved = match substituted.take() {
-                Some(kept) => kept,
-                None => match ps
-                    .iter()
-                    .map(|p| p.resolve(ctx))
-                    .collect::<Result<Vec<_>, _>>()
-                {
-                    Ok(resolved) => resolved,
-                    Err(e) => return Some((RuleStatus::Error, explain(e))),
-                },
+            let resolved = match substitute(ps, ctx, substituted) {
+                Ok(resolved) => resolved,
+                Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
             if delete {
                 return None;
             }
-            let resolved = substituted.insert(resolved);
             let patterns = match resolved
                 .iter()
                 .map(Resolved::pattern)
@@ -793,6 +782,23 @@ fn run_loaded<'r, 'a>(
         Body::Manifests(m) => m.evaluate(ctx.object(), false),
     };
     Some((result.0, explain(result.1)))
+}
+
+/// The rule's patterns with their variables substituted: those a first
+/// pass kept in `substituted`, else substituted now and kept there.
+fn substitute<'s, 'r, 'a>(
+    patterns: &'r [PatternBody<'a>],
+    ctx: &Context,
+    substituted: &'s mut Option<Vec<Resolved<'r, 'a>>>,
+) -> Result<&'s [Resolved<'r, 'a>], String> {
+    if substituted.is_none() {
+        let resolved = patterns
+            .iter()
+            .map(|p| p.resolve(ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        *substituted = Some(resolved);
+    }
+    Ok(substituted.as_deref().unwrap_or_default())
 }
 
 /// Kyverno's precedence: the rule's overrides, the rule's `failureAction`,

@@ -5,10 +5,9 @@
 //! present, every policy of the conformance corpus.
 use kyverno_validate_policy::autogen::{derive, generate_one, POD_CONTROLLERS};
 use kyverno_validate_policy::diagnostics::Diagnostics;
-use kyverno_validate_policy::json::Json;
+use kyverno_validate_policy::json::{Json, JsonCow};
 use kyverno_validate_policy::settings::{parse_rule, spec_of, Rule, ValidationBody};
 use serde_json::{json, Value};
-use std::borrow::Cow;
 
 fn rules_of(settings: &Value) -> Vec<Value> {
     let settings = Json::borrow(settings);
@@ -52,13 +51,13 @@ fn check(rule: &Value, origin: &str) -> usize {
 /// JSON rule writes it (the derived rule leaves that to compiling).
 fn in_template(mut rule: Rule<'_>) -> Rule<'_> {
     let template = std::mem::take(&mut rule.validate.template);
-    let wrap = |pattern: &mut Cow<'_, Json<'_>>| {
+    let wrap = |pattern: &mut JsonCow<'_>| {
         let inner = pattern.to_value();
         let wrapped = template
             .iter()
             .rev()
             .fold(inner, |inner, key| json!({(*key): inner}));
-        *pattern = Cow::Owned(Json::owned(wrapped));
+        *pattern = JsonCow::Owned(Json::owned(wrapped));
     };
     match &mut rule.validate.body {
         ValidationBody::Pattern(p) => wrap(p),

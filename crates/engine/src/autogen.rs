@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::json::Json;
+use crate::json::{Json, JsonCow};
 
 use crate::matching::contains_kind;
 use crate::settings::{
@@ -429,11 +429,11 @@ impl Rewrite {
 
     /// A pattern or condition operand, borrowed as it is unless one of its
     /// texts is rewritten.
-    fn json<'a>(&self, json: &Cow<'a, Json<'a>>) -> Cow<'a, Json<'a>> {
+    fn json<'a>(&self, json: &JsonCow<'a>) -> JsonCow<'a> {
         match json {
-            Cow::Borrowed(v) if !json_needs_rewrite(v, self.0) => Cow::Borrowed(*v),
+            JsonCow::Borrowed(v) if !json_needs_rewrite(v, self.0) => JsonCow::Borrowed(v),
             // `to_value` is already a copy: rewrite it in place.
-            other => Cow::Owned(Json::owned(rewrite_strings(other.to_value(), self.0))),
+            other => JsonCow::Owned(Json::owned(rewrite_strings(other.to_value(), self.0))),
         }
     }
 

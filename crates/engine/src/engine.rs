@@ -481,45 +481,38 @@ fn run_rule(
     // Compiled without settings paths; a rule with a problem is compiled
     // again, with them, to say where it is.
     let mut diags = Diagnostics::quiet();
-    let compiled = match policy::compile_rule(rule, delete, &mut diags) {
+    let compiled = match policy::compile_rule_lazily(rule, delete, &mut diags) {
         Some(mut compiled) if diags.is_empty() => {
-            if let Body::PodSecurity(check) = &mut compiled.body {
+            if let Some(Body::PodSecurity(check)) = compiled.body_mut() {
                 if !exempted.is_empty() {
                     *check = check.with_exemptions(exempted);
                 }
             }
             compiled
         }
-        _ => {
-            let mut diags = Diagnostics::default();
-            policy::compile_rule(rule, delete, &mut diags);
-            return Some((
-                RuleStatus::Error,
-                format!(
-                    "rule {} cannot be evaluated: {}",
-                    rule.name,
-                    diags.summary()
-                ),
-            ));
-        }
+        _ => return Some(cannot_be_evaluated(rule, delete)),
     };
+    // The CEL and manifest bodies below never wait for preconditions; a
+    // body that waits is not compiled to find that out.
+    let deferred = CompiledRule::deferring(rule);
+    let body = || if deferred { None } else { compiled.body() };
     // CEL preconditions and CEL bodies: the other rules need none of this.
-    if compiled.cel_preconditions.is_some() || matches!(&compiled.body, Body::Cel(_)) {
+    if compiled.cel_preconditions.is_some() || matches!(body(), Some(Body::Cel(_))) {
         // The real Namespace for CEL's `namespaceObject`, when an expression
         // reads it and the cluster can tell.
         let reads_namespace = compiled
             .cel_preconditions
             .as_ref()
             .is_some_and(|p| p.reads_namespace())
-            || matches!(&compiled.body, Body::Cel(c) if c.reads_namespace());
+            || matches!(body(), Some(Body::Cel(c)) if c.reads_namespace());
         let namespace = ctx.cel_request().namespace.clone();
         let namespace_object = (reads_namespace && !namespace.is_empty())
             .then(|| cluster.namespace(&namespace).ok())
             .flatten();
         // Parameter resources: the preconditions and the expressions run once
         // per parameter, and the first run that does not pass decides.
-        let params = match &compiled.body {
-            Body::Cel(c) => match c.fetch_params(&namespace, cluster) {
+        let params = match body() {
+            Some(Body::Cel(c)) => match c.fetch_params(&namespace, cluster) {
                 Ok(params) => params,
                 Err(e) => {
                     return Some((
@@ -535,8 +528,8 @@ fn run_rule(
             None => vec![None],
         };
         // The body's variables, which the preconditions read too.
-        let variables = match &compiled.body {
-            Body::Cel(c) => c.variables(),
+        let variables = match body() {
+            Some(Body::Cel(c)) => c.variables(),
             _ => &[],
         };
         for param in runs {
@@ -555,7 +548,7 @@ fn run_rule(
                     Err(e) => return Some((RuleStatus::Error, e)),
                 }
             }
-            if let Body::Cel(c) = &compiled.body {
+            if let Some(Body::Cel(c)) = body() {
                 let outcome = c.evaluate_with_code(&inputs);
                 for annotation in outcome.audit_annotations {
                     if !annotations.iter().any(|(key, _)| *key == annotation.0) {
@@ -569,13 +562,13 @@ fn run_rule(
             }
         }
     }
-    if matches!(&compiled.body, Body::Cel(_)) {
+    if matches!(body(), Some(Body::Cel(_))) {
         return Some((
             RuleStatus::Pass,
             format!("validation rule '{}' passed.", compiled.text.name),
         ));
     }
-    if let Body::Manifests(m) = &compiled.body {
+    if let Some(Body::Manifests(m)) = body() {
         // Kyverno's manifest handler verifies the new object alone: no
         // context, preconditions or existing violations, and nothing on
         // DELETE.
@@ -657,6 +650,21 @@ fn old_object_matches(rule: &Rule, request: &AdmissionRequest<'_>, cluster: &Cac
     rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
 }
 
+/// A rule whose compiling found a problem: the error says where, from the
+/// rule compiled again with settings paths.
+fn cannot_be_evaluated(rule: &Rule<'_>, delete: bool) -> (RuleStatus, String) {
+    let mut diags = Diagnostics::default();
+    policy::compile_rule(rule, delete, &mut diags);
+    (
+        RuleStatus::Error,
+        format!(
+            "rule {} cannot be evaluated: {}",
+            rule.name,
+            diags.summary()
+        ),
+    )
+}
+
 /// A rule whose patterns have no variables and that needs no context.
 fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
     let message = || {
@@ -665,17 +673,18 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
             .filter(|m| !m.is_empty())
             .map(str::to_string)
     };
-    match &rule.body {
-        Body::Pattern(PatternBody::Static { pattern, template }) => pattern_result(
+    match rule.body() {
+        None => cannot_be_evaluated(rule.source(), false),
+        Some(Body::Pattern(PatternBody::Static { pattern, template })) => pattern_result(
             rule.text.name,
             message,
             pattern.evaluate_within(resource, template),
         ),
-        Body::AnyPattern(ps) => {
+        Some(Body::AnyPattern(ps)) => {
             let outcomes = ps.iter().filter_map(|p| p.evaluate_static(resource));
             any_pattern_result(rule.text.name, message, outcomes)
         }
-        Body::PodSecurity(check) => pod_security_result(rule.text.name, check, resource),
+        Some(Body::PodSecurity(check)) => pod_security_result(rule.text.name, check, resource),
         _ => (
             RuleStatus::Error,
             format!("rule {} needs its variables substituted", rule.text.name),
@@ -719,7 +728,11 @@ fn run_loaded<'r, 'a>(
         Ok(m) => m,
         Err(e) => Some(format!("failed to substitute variables in message: {e}")),
     };
-    let result = match &rule.body {
+    // A body that waited for the preconditions compiles now.
+    let Some(body) = rule.body() else {
+        return Some(cannot_be_evaluated(rule.source(), delete));
+    };
+    let result = match body {
         Body::Deny(conditions) => deny_result(&rule.text, conditions.as_ref(), ctx),
         Body::Pattern(p) => {
             // Kyverno substitutes a pattern's variables before it skips the
@@ -925,6 +938,50 @@ mod tests {
             json!({"message": "m", "pattern": {"=(status)": {"+(x)": "y"}}}),
         );
         assert_eq!(status, RuleStatus::Pass);
+    }
+
+    #[test]
+    fn a_body_waits_for_the_preconditions_and_its_problem_shows_when_they_pass() {
+        // The body's problem: an operator Kyverno does not have.
+        let deny = json!({"message": "m", "deny": {"conditions": {"all": [
+            {"key": "a", "operator": "Equalz", "value": "a"}]}}});
+        let outcome = |image: &str| {
+            let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "preconditions": {"all": [{"key": "{{ request.object.spec.containers[0].image }}",
+                    "operator": "Equals", "value": "nginx"}]},
+                "validate": deny}]});
+            let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "userInfo": {"username": "alice"},
+                "object": {"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "p", "namespace": "default"},
+                    "spec": {"containers": [{"name": "c", "image": image}]}}});
+            outcomes_of(&settings, request)
+                .first()
+                .map(|o| (o.status, o.message.clone()))
+        };
+        let cases = [
+            (
+                "preconditions_pass_the_body_compiles_and_errors",
+                "nginx",
+                RuleStatus::Error,
+                "rule r cannot be evaluated: validate.deny.conditions.all[0].operator: unknown operator `Equalz`",
+            ),
+            // Not selected by its preconditions: the body is never compiled
+            // (the settings check reports its problem).
+            (
+                "preconditions_fail_the_body_is_not_compiled",
+                "redis",
+                RuleStatus::Skip,
+                "preconditions not met",
+            ),
+        ];
+        for (name, image, status, message) in cases {
+            let got = outcome(image);
+            assert_eq!(got.as_ref().map(|o| o.0), Some(status), "{name}: {got:?}");
+            assert!(got.is_some_and(|o| o.1.starts_with(message)), "{name}");
+        }
     }
 
     #[test]

@@ -29,6 +29,56 @@ pub enum Json<'a> {
     Object(Map<'a>),
 }
 
+/// A settings value, borrowed from the settings or rewritten (autogen).
+/// `Cow<Json>` would make every settings type invariant in its lifetime
+/// (through `ToOwned::Owned`); this keeps them covariant, so a compiled
+/// rule can keep a reference to the rule it came from.
+/// Like `Cow`, it compares and prints as the value it holds.
+#[derive(Clone)]
+pub enum JsonCow<'a> {
+    Borrowed(&'a Json<'a>),
+    Owned(Json<'a>),
+}
+
+impl<'a> JsonCow<'a> {
+    /// The value, copied if borrowed.
+    pub fn into_owned(self) -> Json<'a> {
+        match self {
+            Self::Borrowed(v) => v.clone(),
+            Self::Owned(v) => v,
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for JsonCow<'a> {
+    type Target = Json<'a>;
+
+    fn deref(&self) -> &Json<'a> {
+        match self {
+            Self::Borrowed(v) => v,
+            Self::Owned(v) => v,
+        }
+    }
+}
+
+impl PartialEq for JsonCow<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for JsonCow<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<'a> AsRef<Json<'a>> for JsonCow<'a> {
+    fn as_ref(&self) -> &Json<'a> {
+        self
+    }
+}
+
 /// Objects up to this many entries are searched in order.
 const SMALL_MAP: usize = 8;
 

@@ -8,7 +8,7 @@ use crate::diagnostics::{key_path, Diagnostics};
 use crate::json::Json;
 use crate::pss;
 use crate::results::RuleText;
-use crate::rule::{self, Body, CompiledRule};
+use crate::rule::{self, CompiledRule};
 use crate::settings::{self, Rule};
 use crate::variables::Document;
 
@@ -37,8 +37,28 @@ pub fn check(settings: &Json<'_>) -> Diagnostics {
 /// yet. `delete` applies Kyverno's DELETE rewrite of `request.object` in
 /// variables. `None` when anything is wrong (the problems are in `diags`).
 pub fn compile_rule<'a>(
-    rule: &'a Rule,
+    rule: &'a Rule<'a>,
     delete: bool,
+    diags: &mut Diagnostics,
+) -> Option<CompiledRule<'a>> {
+    compile(rule, delete, false, diags)
+}
+
+/// [`compile_rule`] for a request: a body that can wait for the rule's
+/// preconditions (see [`CompiledRule::deferring`]) is compiled only when
+/// they pass, and its problems show then.
+pub fn compile_rule_lazily<'a>(
+    rule: &'a Rule<'a>,
+    delete: bool,
+    diags: &mut Diagnostics,
+) -> Option<CompiledRule<'a>> {
+    compile(rule, delete, CompiledRule::deferring(rule), diags)
+}
+
+fn compile<'a>(
+    rule: &'a Rule<'a>,
+    delete: bool,
+    defer: bool,
     diags: &mut Diagnostics,
 ) -> Option<CompiledRule<'a>> {
     let before = diags.errors().len();
@@ -78,27 +98,13 @@ pub fn compile_rule<'a>(
             crate::variables::check_no_element(doc, &preconditions_path, diags);
         }
     }
-    let body_path = diags.key_path(&validate_path, rule.validate.body.key());
-    let body = rule::compile_body(
-        &rule.name,
-        rule.validate.message.as_deref(),
-        &rule.validate.body,
-        rule.validate.template,
-        &body_path,
-        delete,
-        diags,
-    )?;
-    if let Body::Deny(Some(conditions)) = &body {
-        for doc in conditions.documents() {
-            crate::variables::check_no_element(
-                doc,
-                &diags.key_path(&body_path, "conditions"),
-                diags,
-            );
-        }
-    }
-    let compiled = CompiledRule {
-        text: RuleText {
+    let body = if defer {
+        None
+    } else {
+        Some(Some(rule::compile_rule_body(rule, delete, diags)?))
+    };
+    let compiled = CompiledRule::new(
+        RuleText {
             name: &rule.name,
             raw_message: rule.validate.message.as_deref(),
             message,
@@ -107,7 +113,9 @@ pub fn compile_rule<'a>(
         preconditions,
         cel_preconditions,
         body,
-    };
+        rule,
+        delete,
+    );
     (diags.errors().len() == before).then_some(compiled)
 }
 

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::json::{same_key, Json, Map};
+use crate::json::{same_key, Json, JsonCow, Map};
 
 use crate::diagnostics::{index_path, key_path, Diagnostics};
 
@@ -191,8 +191,8 @@ pub struct Validation<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValidationBody<'a> {
     /// Borrowed from the settings, or rewritten by autogen.
-    Pattern(Cow<'a, Json<'a>>),
-    AnyPattern(Vec<Cow<'a, Json<'a>>>),
+    Pattern(JsonCow<'a>),
+    AnyPattern(Vec<JsonCow<'a>>),
     Deny(Deny<'a>),
     Foreach(Vec<Foreach<'a>>),
     /// Boxed: the largest body, and every rule holds one.
@@ -248,15 +248,15 @@ impl Conditions<'_> {
 /// A condition; its key and value borrow the settings' JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Condition<'a> {
-    pub key: Cow<'a, Json<'a>>,
+    pub key: JsonCow<'a>,
     pub operator: Cow<'a, str>,
-    pub value: Cow<'a, Json<'a>>,
+    pub value: JsonCow<'a>,
     pub message: Option<String>,
 }
 
 impl Condition<'_> {
     fn into_owned(self) -> Condition<'static> {
-        let owned = |v: Cow<'_, Json<'_>>| Cow::Owned(v.into_owned().into_owned());
+        let owned = |v: JsonCow<'_>| JsonCow::Owned(v.into_owned().into_owned());
         Condition {
             key: owned(self.key),
             operator: Cow::Owned(self.operator.into_owned()),
@@ -337,8 +337,8 @@ impl NumberedNames {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ForeachBody<'a> {
-    Pattern(Cow<'a, Json<'a>>),
-    AnyPattern(Vec<Cow<'a, Json<'a>>>),
+    Pattern(JsonCow<'a>),
+    AnyPattern(Vec<JsonCow<'a>>),
     Deny(Deny<'a>),
     Foreach(Vec<Foreach<'a>>),
 }
@@ -1163,7 +1163,7 @@ fn parse_body<'a>(
     let value = f.get(key)?;
     let path = f.path(key);
     Some(match key {
-        "pattern" => ValidationBody::Pattern(Cow::Borrowed(value)),
+        "pattern" => ValidationBody::Pattern(JsonCow::Borrowed(value)),
         "anyPattern" => ValidationBody::AnyPattern(parse_any_pattern(value, &path, diags)?),
         "deny" => ValidationBody::Deny(parse_deny(value, &path, diags)?),
         "foreach" => ValidationBody::Foreach(parse_foreach_list(value, &path, diags)),
@@ -1177,9 +1177,9 @@ fn parse_any_pattern<'a>(
     value: &'a Json<'a>,
     path: &str,
     diags: &mut Diagnostics,
-) -> Option<Vec<Cow<'a, Json<'a>>>> {
+) -> Option<Vec<JsonCow<'a>>> {
     match value.as_array() {
-        Some(items) if !items.is_empty() => Some(items.iter().map(Cow::Borrowed).collect()),
+        Some(items) if !items.is_empty() => Some(items.iter().map(JsonCow::Borrowed).collect()),
         Some(_) => {
             diags.push(path, "must list at least one pattern");
             None
@@ -1243,7 +1243,10 @@ fn parse_condition<'a>(
         diags.push(path, "`operator` is required");
         Cow::Borrowed("")
     });
-    let field = |key: &str| f.get(key).map_or(Cow::Owned(Json::Null), Cow::Borrowed);
+    let field = |key: &str| {
+        f.get(key)
+            .map_or(JsonCow::Owned(Json::Null), JsonCow::Borrowed)
+    };
     Some(Condition {
         key: field("key"),
         operator,
@@ -1294,7 +1297,7 @@ fn parse_foreach<'a>(
             let v = f.get(one)?;
             let p = f.path(one);
             match *one {
-                "pattern" => ForeachBody::Pattern(Cow::Borrowed(v)),
+                "pattern" => ForeachBody::Pattern(JsonCow::Borrowed(v)),
                 "anyPattern" => ForeachBody::AnyPattern(parse_any_pattern(v, &p, diags)?),
                 "deny" => ForeachBody::Deny(parse_deny(v, &p, diags)?),
                 _ => ForeachBody::Foreach(parse_foreach_list(v, &p, diags)),

@@ -783,7 +783,10 @@ fn run_loaded<'r, 'a>(
                 patterns.iter().map(|p| p.evaluate(object)),
             )
         }
-        Body::Foreach(list) => foreach::evaluate(&rule.text, list, ctx, cluster, 0)?,
+        Body::Foreach(list) => match foreach::evaluate(&rule.text, list, ctx, cluster, 0) {
+            Ok(result) => result?,
+            Err(foreach::Uncompiled) => cannot_be_evaluated(rule.source(), delete),
+        },
         Body::PodSecurity(check) => {
             if delete {
                 return None;

@@ -4,6 +4,7 @@
 //! `element<N>` / `elementIndex<N>` forms set, as Kyverno's validator does.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use serde_json::Value;
 
@@ -11,7 +12,7 @@ use crate::cluster::Cached;
 use crate::conditions::CompiledConditions;
 use crate::context::Context;
 use crate::context_entries::{compile_context, load_context, CompiledEntry};
-use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::diagnostics::Diagnostics;
 use crate::jmespath::Query;
 use crate::pattern_body::{PatternBody, Resolved};
 use crate::results::{
@@ -59,14 +60,28 @@ pub struct CompiledForeach<'a> {
     list_text: String,
     /// The compiled list, or why it does not compile.
     list: Result<Query, String>,
-    context: Vec<CompiledEntry>,
-    preconditions: Option<CompiledConditions>,
     element_scope: Option<bool>,
     /// Whether anything in the entry reads `element<N>` / `elementIndex<N>`
     /// for its own nesting level: only then are they set, which spares a
     /// copy of every element.
     reads_numbered_element: bool,
     reads_numbered_index: bool,
+    /// What runs for each element: compiled with the entry when its
+    /// problems are wanted with their paths, else when the list first
+    /// yields an element (an empty or absent list, common for
+    /// `initContainers` and `ephemeralContainers`, compiles none of it).
+    /// `None` inside: it has a problem.
+    each: OnceCell<Option<Each<'a>>>,
+    source: &'a Foreach<'a>,
+    delete: bool,
+    nesting: usize,
+}
+
+/// A foreach entry's per-element part.
+#[derive(Debug, Clone, PartialEq)]
+struct Each<'a> {
+    context: Vec<CompiledEntry>,
+    preconditions: Option<CompiledConditions>,
     body: Body<'a>,
 }
 
@@ -78,13 +93,21 @@ enum Body<'a> {
     Foreach(Vec<CompiledForeach<'a>>),
 }
 
+/// A foreach entry whose per-element part has a problem, found when its
+/// list first yielded an element: the rule is compiled again, with
+/// settings paths, to say where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Uncompiled;
+
 impl<'a> CompiledForeach<'a> {
-    pub fn compile(f: &'a Foreach, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
+    /// Compiles an entry. With quiet `diags` (a request), its per-element
+    /// part waits for the first element.
+    pub fn compile(f: &'a Foreach<'a>, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
         Self::compile_nested(f, path, delete, 0, diags)
     }
 
     fn compile_nested(
-        f: &'a Foreach,
+        f: &'a Foreach<'a>,
         path: &str,
         delete: bool,
         nesting: usize,
@@ -94,32 +117,72 @@ impl<'a> CompiledForeach<'a> {
         // substitutes `{{ }}` there either); such a list makes the rule an
         // error when it runs, so the error is kept for then.
         let list = Query::compile(f.list.trim()).map_err(|e| e.to_string());
+        let each = OnceCell::new();
+        if !diags.is_quiet() {
+            let before = diags.errors().len();
+            let compiled = Each::compile(f, path, delete, nesting, diags);
+            let _ = each.set((diags.errors().len() == before).then_some(compiled));
+        }
+        Self {
+            list_text: f.list.trim().to_string(),
+            list,
+            element_scope: f.element_scope,
+            reads_numbered_element: f.numbered.element(nesting),
+            reads_numbered_index: f.numbered.index(nesting),
+            each,
+            source: f,
+            delete,
+            nesting,
+        }
+    }
+
+    /// The per-element part, compiled now if it waited.
+    fn each(&self) -> Result<&Each<'a>, Uncompiled> {
+        self.each
+            .get_or_init(|| {
+                let mut diags = Diagnostics::quiet();
+                let each = Each::compile(self.source, "", self.delete, self.nesting, &mut diags);
+                diags.is_empty().then_some(each)
+            })
+            .as_ref()
+            .ok_or(Uncompiled)
+    }
+}
+
+impl<'a> Each<'a> {
+    fn compile(
+        f: &'a Foreach<'a>,
+        path: &str,
+        delete: bool,
+        nesting: usize,
+        diags: &mut Diagnostics,
+    ) -> Self {
         let body = match &f.body {
             ForeachBody::Pattern(v) => Body::Pattern(PatternBody::compile(
                 v,
-                &key_path(path, "pattern"),
+                &diags.key_path(path, "pattern"),
                 delete,
                 diags,
             )),
             ForeachBody::AnyPattern(vs) => {
-                let p = key_path(path, "anyPattern");
+                let p = diags.key_path(path, "anyPattern");
                 Body::AnyPattern(
                     vs.iter()
                         .enumerate()
                         .map(|(i, v)| {
-                            PatternBody::compile_any(v, &index_path(&p, i), delete, diags)
+                            PatternBody::compile_any(v, &diags.index_path(&p, i), delete, diags)
                         })
                         .collect(),
                 )
             }
             ForeachBody::Deny(d) => Body::Deny(crate::conditions::compile_deny(
                 d,
-                &key_path(path, "deny"),
+                &diags.key_path(path, "deny"),
                 delete,
                 diags,
             )),
             ForeachBody::Foreach(list) => {
-                let p = key_path(path, "foreach");
+                let p = diags.key_path(path, "foreach");
                 if nesting + 1 >= MAX_NESTING {
                     diags.push(
                         &p,
@@ -131,9 +194,9 @@ impl<'a> CompiledForeach<'a> {
                         list.iter()
                             .enumerate()
                             .map(|(i, f)| {
-                                Self::compile_nested(
+                                CompiledForeach::compile_nested(
                                     f,
-                                    &index_path(&p, i),
+                                    &diags.index_path(&p, i),
                                     delete,
                                     nesting + 1,
                                     diags,
@@ -145,15 +208,15 @@ impl<'a> CompiledForeach<'a> {
             }
         };
         Self {
-            list_text: f.list.trim().to_string(),
-            list,
             context: compile_context(&f.context, path, false, delete, diags),
             preconditions: f.preconditions.as_ref().map(|c| {
-                CompiledConditions::compile(c, &key_path(path, "preconditions"), delete, diags)
+                CompiledConditions::compile(
+                    c,
+                    &diags.key_path(path, "preconditions"),
+                    delete,
+                    diags,
+                )
             }),
-            element_scope: f.element_scope,
-            reads_numbered_element: f.numbered.element(nesting),
-            reads_numbered_index: f.numbered.index(nesting),
             body,
         }
     }
@@ -168,17 +231,17 @@ pub fn evaluate(
     ctx: &mut Context,
     cluster: &Cached<'_>,
     nesting: usize,
-) -> Option<(RuleStatus, String)> {
+) -> Result<Option<(RuleStatus, String)>, Uncompiled> {
     let mut budget = Budget {
         remaining: MAX_ITERATIONS,
         exceeded: None,
     };
-    let result = evaluate_within(rule, list, &*ctx, cluster, nesting, &mut budget);
+    let result = evaluate_within(rule, list, &*ctx, cluster, nesting, &mut budget)?;
     // However the loops ended, a rule that ran out of visits is an error.
-    match budget.exceeded {
+    Ok(match budget.exceeded {
         Some(list) => Some((RuleStatus::Error, Budget::message(&list))),
         None => result,
-    }
+    })
 }
 
 fn evaluate_within(
@@ -188,7 +251,7 @@ fn evaluate_within(
     cluster: &Cached<'_>,
     nesting: usize,
     budget: &mut Budget,
-) -> Option<(RuleStatus, String)> {
+) -> Result<Option<(RuleStatus, String)>, Uncompiled> {
     let mut applied = 0;
     let mut list_error = None;
     for foreach in list {
@@ -209,17 +272,17 @@ fn evaluate_within(
             }
         };
         let (result, count) =
-            validate_elements(rule, foreach, &elements, ctx, cluster, nesting, budget);
+            validate_elements(rule, foreach, &elements, ctx, cluster, nesting, budget)?;
         if result.0 != RuleStatus::Pass {
-            return Some(result);
+            return Ok(Some(result));
         }
         applied += count;
     }
-    if applied > 0 {
+    Ok(if applied > 0 {
         Some((RuleStatus::Pass, "rule passed".to_string()))
     } else {
         list_error.map(|e| (RuleStatus::Error, format!("failed to evaluate list: {e}")))
-    }
+    })
 }
 
 fn validate_elements<'e>(
@@ -230,7 +293,7 @@ fn validate_elements<'e>(
     cluster: &Cached<'_>,
     nesting: usize,
     budget: &mut Budget,
-) -> ((RuleStatus, String), usize) {
+) -> Result<((RuleStatus, String), usize), Uncompiled> {
     let mut applied = 0;
     // The elements are read where they are, in a context of their own.
     let mut ctx = parent.child();
@@ -241,12 +304,12 @@ fn validate_elements<'e>(
         }
         if !budget.take(&foreach.list_text) {
             let message = Budget::message(&foreach.list_text);
-            return ((RuleStatus::Error, message), applied);
+            return Ok(((RuleStatus::Error, message), applied));
         }
         let scoped = match foreach.element_scope {
             None => element.is_object(),
             Some(true) if !element.is_object() => {
-                return (
+                return Ok((
                     (
                         RuleStatus::Error,
                         format!(
@@ -255,7 +318,7 @@ fn validate_elements<'e>(
                         ),
                     ),
                     applied,
-                );
+                ));
             }
             Some(scope) => scope,
         };
@@ -270,6 +333,7 @@ fn validate_elements<'e>(
         }
         let result = validate_element(rule, foreach, scoped, &mut ctx, cluster, nesting, budget);
         ctx.restore(mark);
+        let result = result?;
         let Some((status, message)) = result else {
             continue;
         };
@@ -284,11 +348,11 @@ fn validate_elements<'e>(
                     "validation failure: {message} (foreach `{}`, element {index})",
                     foreach.list_text
                 );
-                return ((status, message), applied);
+                return Ok(((status, message), applied));
             }
         }
     }
-    ((RuleStatus::Pass, String::new()), applied)
+    Ok(((RuleStatus::Pass, String::new()), applied))
 }
 
 /// One element: its context, its preconditions, then the body.
@@ -300,27 +364,28 @@ fn validate_element(
     cluster: &Cached<'_>,
     nesting: usize,
     budget: &mut Budget,
-) -> Option<(RuleStatus, String)> {
-    let loaded = load_context(&foreach.context, ctx, cluster);
+) -> Result<Option<(RuleStatus, String)>, Uncompiled> {
+    let each = foreach.each()?;
+    let loaded = load_context(&each.context, ctx, cluster);
     let result = (|| {
-        if let Some(result) = foreach
+        if let Some(result) = each
             .preconditions
             .as_ref()
             .and_then(|pre| preconditions_result(pre, ctx))
         {
-            return Some(result);
+            return Ok(Some(result));
         }
         let resource = if scoped {
             ctx.lookup("element").unwrap_or(&Value::Null)
         } else {
             ctx.object()
         };
-        match &foreach.body {
+        Ok(match &each.body {
             Body::Deny(conditions) => Some(deny_result(rule, conditions.as_ref(), ctx)),
             Body::Pattern(p) => {
                 let resolved = match p.resolve(ctx) {
                     Ok(resolved) => resolved,
-                    Err(e) => return Some((RuleStatus::Error, e)),
+                    Err(e) => return Ok(Some((RuleStatus::Error, e))),
                 };
                 Some(match resolved.pattern() {
                     Err(e) => (RuleStatus::Error, e),
@@ -338,7 +403,7 @@ fn validate_element(
                     .collect::<Result<Vec<_>, _>>()
                 {
                     Ok(resolved) => resolved,
-                    Err(e) => return Some((RuleStatus::Error, e)),
+                    Err(e) => return Ok(Some((RuleStatus::Error, e))),
                 };
                 let patterns = match resolved
                     .iter()
@@ -346,7 +411,7 @@ fn validate_element(
                     .collect::<Result<Vec<_>, _>>()
                 {
                     Ok(patterns) => patterns,
-                    Err(e) => return Some((RuleStatus::Error, e)),
+                    Err(e) => return Ok(Some((RuleStatus::Error, e))),
                 };
                 Some(any_pattern_result(
                     rule.name,
@@ -355,11 +420,11 @@ fn validate_element(
                 ))
             }
             Body::Foreach(nested) => {
-                evaluate_within(rule, nested, ctx, cluster, nesting + 1, budget)
+                evaluate_within(rule, nested, ctx, cluster, nesting + 1, budget)?
             }
-        }
+        })
     })();
-    let result = result.map(|(status, message)| (status, loaded.explain(message)));
+    let result = result.map(|r| r.map(|(status, message)| (status, loaded.explain(message))));
     loaded.undo(ctx);
     result
 }
@@ -456,6 +521,41 @@ mod tests {
             let (got, text) = outcome(foreach);
             assert_eq!(got, status, "{name}: {text}");
             assert!(text.contains(message), "{name}: {text}");
+        }
+    }
+
+    #[test]
+    fn an_entry_compiles_what_runs_per_element_when_its_first_element_comes() {
+        // The per-element part's problem: an operator Kyverno does not have.
+        let bad_deny =
+            json!({"conditions": {"all": [{"key": "a", "operator": "Equalz", "value": "a"}]}});
+        let cases = [
+            (
+                "elements_compile_it_and_its_problem_errors_the_rule",
+                json!([{"list": "request.object.spec.containers", "deny": bad_deny}]),
+                RuleStatus::Error,
+                "rule r cannot be evaluated: validate.foreach[0].deny.conditions.all[0].operator: unknown operator `Equalz`",
+            ),
+            (
+                "nested_entries_wait_for_their_own_elements",
+                json!([{"list": "request.object.spec.containers",
+                    "foreach": [{"list": "element.ports", "deny": bad_deny}]}]),
+                RuleStatus::Skip,
+                "no outcome",
+            ),
+            (
+                // The settings check reports the problem; a request whose
+                // list is empty never reaches it.
+                "an_empty_list_compiles_nothing",
+                json!([{"list": "request.object.spec.initContainers", "deny": bad_deny}]),
+                RuleStatus::Skip,
+                "no outcome",
+            ),
+        ];
+        for (name, foreach, status, message) in cases {
+            let (got, text) = outcome(foreach);
+            assert_eq!(got, status, "{name}: {text}");
+            assert!(text.starts_with(message), "{name}: {text}");
         }
     }
 

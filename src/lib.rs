@@ -14,6 +14,12 @@
 )]
 
 pub mod admission;
+#[cfg(any(target_arch = "wasm32", test))]
+mod alloc;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: alloc::SizeClasses = alloc::SizeClasses::new();
 
 pub use kyverno_engine::*;
 

@@ -90,9 +90,14 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
 /// Whether `payload` names `request.roles` or `request.clusterRoles`: one
 /// pass over the bytes (a search per name read them twice).
 fn mentions_roles(payload: &[u8]) -> bool {
-    memchr::memmem::find_iter(payload, b"request.").any(|at| {
-        let rest = payload.get(at + b"request.".len()..).unwrap_or_default();
-        rest.starts_with(b"roles") || rest.starts_with(b"clusterRoles")
+    // Found through `request`'s `q`, a rare byte in a payload: a two-way
+    // search for the whole word costs more in wasm.
+    memchr::memchr_iter(b'q', payload).any(|q| {
+        let rest = q
+            .checked_sub(2)
+            .and_then(|at| payload.get(at..))
+            .unwrap_or_default();
+        rest.starts_with(b"request.roles") || rest.starts_with(b"request.clusterRoles")
     })
 }
 

@@ -16,6 +16,8 @@
 pub mod admission;
 #[cfg(any(target_arch = "wasm32", test))]
 mod alloc;
+#[cfg(any(target_arch = "wasm32", test))]
+mod memcmp;
 
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]

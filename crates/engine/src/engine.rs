@@ -20,7 +20,8 @@ use crate::pattern_body::{PatternBody, Resolved};
 use crate::policy;
 use crate::request::{AdmissionRequest, CelRequest};
 use crate::results::{
-    any_pattern_result, deny_result, pattern_result, pod_security_result, preconditions_result,
+    any_pattern_result, deny_result, pass_message, pattern_result, pod_security_result,
+    preconditions_result,
 };
 use crate::roles::{self, Roles};
 use crate::rule::{Body, CompiledRule};
@@ -563,10 +564,7 @@ fn run_rule(
         }
     }
     if matches!(body(), Some(Body::Cel(_))) {
-        return Some((
-            RuleStatus::Pass,
-            format!("validation rule '{}' passed.", compiled.text.name),
-        ));
+        return Some((RuleStatus::Pass, pass_message(compiled.text.name)));
     }
     if let Some(Body::Manifests(m)) = body() {
         // Kyverno's manifest handler verifies the new object alone: no
@@ -733,7 +731,10 @@ fn run_loaded<'r, 'a>(
         return Some(cannot_be_evaluated(rule.source(), delete));
     };
     let result = match body {
-        Body::Deny(conditions) => deny_result(&rule.text, conditions.as_ref(), ctx),
+        Body::Deny(conditions) => match deny_result(&rule.text, conditions.as_ref(), ctx) {
+            (RuleStatus::Pass, _) => (RuleStatus::Pass, pass_message(rule.text.name)),
+            other => other,
+        },
         Body::Pattern(p) => {
             // Kyverno substitutes a pattern's variables before it skips the
             // pattern on DELETE: a variable that does not resolve is still

@@ -14,6 +14,7 @@ use crate::context::Context;
 use crate::context_entries::{compile_context, load_context, CompiledEntry};
 use crate::diagnostics::Diagnostics;
 use crate::jmespath::Query;
+use crate::pattern::Outcome;
 use crate::pattern_body::{PatternBody, Resolved};
 use crate::results::{
     any_pattern_result, deny_result, pattern_result, preconditions_result, RuleText,
@@ -389,11 +390,15 @@ fn validate_element(
                 };
                 Some(match resolved.pattern() {
                     Err(e) => (RuleStatus::Error, e),
-                    Ok(pattern) => pattern_result(
-                        rule.name,
-                        || rule.message(Some(ctx)).ok().flatten(),
-                        pattern.evaluate(resource),
-                    ),
+                    Ok(pattern) => match pattern.evaluate(resource) {
+                        // An element's pass needs no message.
+                        Outcome::Pass => (RuleStatus::Pass, String::new()),
+                        outcome => pattern_result(
+                            rule.name,
+                            || rule.message(Some(ctx)).ok().flatten(),
+                            outcome,
+                        ),
+                    },
                 })
             }
             Body::AnyPattern(ps) => {

@@ -92,10 +92,7 @@ pub fn pattern_result(
     outcome: Outcome,
 ) -> (RuleStatus, String) {
     match outcome {
-        Outcome::Pass => (
-            RuleStatus::Pass,
-            format!("validation rule '{rule}' passed."),
-        ),
+        Outcome::Pass => (RuleStatus::Pass, pass_message(rule)),
         Outcome::Skip(message) => (RuleStatus::Skip, message),
         Outcome::Fail {
             path, explanation, ..
@@ -164,17 +161,15 @@ pub fn pod_security_result(
     resource: &Value,
 ) -> (RuleStatus, String) {
     match check.evaluate(resource) {
-        Ok(None) => (
-            RuleStatus::Pass,
-            format!("validation rule '{rule}' passed."),
-        ),
+        Ok(None) => (RuleStatus::Pass, pass_message(rule)),
         Ok(Some(violations)) => (RuleStatus::Fail, check.failure_message(rule, &violations)),
         Err(e) => (RuleStatus::Error, e),
     }
 }
 
 /// A deny rule: conditions that hold fail it. No conditions at all hold,
-/// as in Kyverno (an empty legacy list).
+/// as in Kyverno (an empty legacy list). A pass has no message: a foreach
+/// element's is never read, and a rule's is [`pass_message`].
 pub fn deny_result(
     rule: &RuleText,
     conditions: Option<&CompiledConditions>,
@@ -190,9 +185,11 @@ pub fn deny_result(
             format!("failed to check deny conditions: {e}"),
         ),
         Ok((true, messages)) => (RuleStatus::Fail, rule.deny_message(ctx, &messages)),
-        Ok((false, _)) => (
-            RuleStatus::Pass,
-            format!("validation rule '{}' passed.", rule.name),
-        ),
+        Ok((false, _)) => (RuleStatus::Pass, String::new()),
     }
+}
+
+/// Kyverno's message for a rule that passed.
+pub fn pass_message(rule: &str) -> String {
+    format!("validation rule '{rule}' passed.")
 }

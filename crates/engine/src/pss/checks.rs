@@ -323,15 +323,45 @@ pub fn list<'a>(value: &'a Value, key: &str) -> &'a [Value] {
         .unwrap_or_default()
 }
 
-/// Every container with its field path (`spec.initContainers[0]`).
-fn containers(spec: &Value) -> Vec<(String, &Value)> {
+/// A container's field path (`spec.initContainers[0]`), written out only
+/// when an error names it: most checks pass.
+#[derive(Clone, Copy)]
+struct ContainerPath {
+    kind: &'static str,
+    index: usize,
+}
+
+impl std::fmt::Display for ContainerPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "spec.{}[{}]", self.kind, self.index)
+    }
+}
+
+/// Where a `securityContext` is: the pod's or a container's.
+#[derive(Clone, Copy)]
+enum SecurityContextAt {
+    Pod,
+    Container(ContainerPath),
+}
+
+impl std::fmt::Display for SecurityContextAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Pod => f.write_str("spec.securityContext"),
+            Self::Container(path) => write!(f, "{path}.securityContext"),
+        }
+    }
+}
+
+/// Every container with its field path.
+fn containers(spec: &Value) -> Vec<(ContainerPath, &Value)> {
     CONTAINER_KINDS
         .iter()
-        .flat_map(|kind| {
+        .flat_map(|&kind| {
             list(spec, kind)
                 .iter()
                 .enumerate()
-                .map(move |(i, c)| (format!("spec.{kind}[{i}]"), c))
+                .map(move |(index, c)| (ContainerPath { kind, index }, c))
         })
         .collect()
 }
@@ -375,13 +405,13 @@ fn allow_privilege_escalation_1_8(_: &Value, spec: &Value) -> Option<Violation> 
     let errors = containers(spec)
         .into_iter()
         .filter_map(|(path, c)| {
-            let field = format!("{path}.securityContext.allowPrivilegeEscalation");
+            let field = || format!("{path}.securityContext.allowPrivilegeEscalation");
             let Some(context) = object_at(c, &["securityContext"]) else {
-                return Some(FieldError::required(field));
+                return Some(FieldError::required(field()));
             };
             match flag(context, &["allowPrivilegeEscalation"]) {
-                None => Some(FieldError::forbidden(field, BadValue::Text("nil".into()))),
-                Some(true) => Some(FieldError::forbidden(field, BadValue::Bool(true))),
+                None => Some(FieldError::forbidden(field(), BadValue::Text("nil".into()))),
+                Some(true) => Some(FieldError::forbidden(field(), BadValue::Bool(true))),
                 Some(false) => None,
             }
         })
@@ -400,13 +430,13 @@ fn allow_privilege_escalation_1_25(meta: &Value, spec: &Value) -> Option<Violati
 const APPARMOR_ANNOTATION_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
 
 fn app_armor_profile(meta: &Value, spec: &Value) -> Option<Violation> {
-    let mut targets: Vec<(String, &Value)> = Vec::new();
+    let mut targets: Vec<(SecurityContextAt, &Value)> = Vec::new();
     if let Some(profile) = object_at(spec, &["securityContext", "appArmorProfile"]) {
-        targets.push(("spec.securityContext".into(), profile));
+        targets.push((SecurityContextAt::Pod, profile));
     }
     for (path, c) in containers(spec) {
         if let Some(profile) = object_at(c, &["securityContext", "appArmorProfile"]) {
-            targets.push((format!("{path}.securityContext"), profile));
+            targets.push((SecurityContextAt::Container(path), profile));
         }
     }
     let mut errors = Vec::new();
@@ -494,17 +524,17 @@ fn capabilities_restricted_1_22(_: &Value, spec: &Value) -> Option<Violation> {
     let mut missing_drop = Vec::new();
     let mut adding = Vec::new();
     for (path, c) in containers(spec) {
-        let drop_field = format!("{path}.securityContext.capabilities.drop");
+        let drop_field = || format!("{path}.securityContext.capabilities.drop");
         let Some(caps) = object_at(c, &["securityContext", "capabilities"]) else {
-            missing_drop.push(FieldError::required(drop_field));
+            missing_drop.push(FieldError::required(drop_field()));
             continue;
         };
         let drops: Vec<&str> = strings(caps, "drop").collect();
         if !drops.contains(&"ALL") {
             missing_drop.push(if drops.is_empty() {
-                FieldError::required(drop_field)
+                FieldError::required(drop_field())
             } else {
-                FieldError::forbidden(drop_field, BadValue::List(sorted_set(drops.into_iter())))
+                FieldError::forbidden(drop_field(), BadValue::List(sorted_set(drops.into_iter())))
             });
         }
         let bad = sorted_set(strings(caps, "add").filter(|cap| *cap != "NET_BIND_SERVICE"));
@@ -580,10 +610,14 @@ fn host_probes(_: &Value, spec: &Value) -> Option<Violation> {
     let mut errors = Vec::new();
     for (path, c) in containers(spec) {
         for handler in PROBE_HANDLERS {
+            // Most containers have no such handler: look it up once.
+            let Some(found) = at(c, handler) else {
+                continue;
+            };
             for action in ["httpGet", "tcpSocket"] {
-                let mut keys = handler.to_vec();
-                keys.extend([action, "host"]);
-                let host = at(c, &keys).and_then(Value::as_str).unwrap_or("");
+                let host = at(found, &[action, "host"])
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if !host.is_empty() {
                     errors.push(FieldError::forbidden(
                         format!("{path}.{}.{action}.host", handler.join(".")),
@@ -696,11 +730,11 @@ fn run_as_non_root(_: &Value, spec: &Value) -> Option<Violation> {
     }
     let mut implicit = Vec::new();
     for (path, c) in containers(spec) {
-        let field = format!("{path}.securityContext.runAsNonRoot");
+        let field = || format!("{path}.securityContext.runAsNonRoot");
         match flag(c, &["securityContext", "runAsNonRoot"]) {
-            Some(false) => errors.push(FieldError::forbidden(field, BadValue::Bool(false))),
+            Some(false) => errors.push(FieldError::forbidden(field(), BadValue::Bool(false))),
             // Unset is fine only under a pod-level `runAsNonRoot: true`.
-            None if pod != Some(true) => implicit.push(FieldError::required(field)),
+            None if pod != Some(true) => implicit.push(FieldError::required(field())),
             _ => {}
         }
     }
@@ -739,13 +773,13 @@ const SELINUX_TYPES_1_31: &[&str] = &[
 ];
 
 fn se_linux_options(spec: &Value, allowed_types: &[&str]) -> Option<Violation> {
-    let mut targets: Vec<(String, &Value)> = Vec::new();
+    let mut targets: Vec<(SecurityContextAt, &Value)> = Vec::new();
     if let Some(options) = object_at(spec, &["securityContext", "seLinuxOptions"]) {
-        targets.push(("spec.securityContext".into(), options));
+        targets.push((SecurityContextAt::Pod, options));
     }
     for (path, c) in containers(spec) {
         if let Some(options) = object_at(c, &["securityContext", "seLinuxOptions"]) {
-            targets.push((format!("{path}.securityContext"), options));
+            targets.push((SecurityContextAt::Container(path), options));
         }
     }
     let mut errors = Vec::new();
@@ -815,13 +849,13 @@ fn valid_seccomp(kind: &str) -> bool {
 }
 
 fn seccomp_baseline_1_19(_: &Value, spec: &Value) -> Option<Violation> {
-    let mut targets: Vec<(String, &Value)> = Vec::new();
+    let mut targets: Vec<(SecurityContextAt, &Value)> = Vec::new();
     if let Some(profile) = object_at(spec, &["securityContext", "seccompProfile"]) {
-        targets.push(("spec.securityContext".into(), profile));
+        targets.push((SecurityContextAt::Pod, profile));
     }
     for (path, c) in containers(spec) {
         if let Some(profile) = object_at(c, &["securityContext", "seccompProfile"]) {
-            targets.push((format!("{path}.securityContext"), profile));
+            targets.push((SecurityContextAt::Container(path), profile));
         }
     }
     let errors = targets
@@ -855,15 +889,15 @@ fn seccomp_restricted_1_19(_: &Value, spec: &Value) -> Option<Violation> {
     }
     let mut implicit = Vec::new();
     for (path, c) in containers(spec) {
-        let field = format!("{path}.securityContext.seccompProfile.type");
+        let field = || format!("{path}.securityContext.seccompProfile.type");
         match object_at(c, &["securityContext", "seccompProfile"]) {
             Some(profile) => {
                 let kind = text(profile, "type");
                 if !valid_seccomp(kind) {
-                    explicit.push(FieldError::forbidden(field, BadValue::Text(kind.into())));
+                    explicit.push(FieldError::forbidden(field(), BadValue::Text(kind.into())));
                 }
             }
-            None if !pod_set => implicit.push(FieldError::required(field)),
+            None if !pod_set => implicit.push(FieldError::required(field())),
             None => {}
         }
     }

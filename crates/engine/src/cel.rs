@@ -12,7 +12,7 @@ use kube_cel::{Activation, Budget, Program};
 use serde_json::Value;
 
 use crate::cluster::{Cached, Lookup};
-use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::diagnostics::{key_path, Diagnostics};
 use crate::matching::selector_text;
 use crate::resources;
 use crate::settings::{Cel, NamedExpression, Params};
@@ -30,42 +30,38 @@ const REASONS: &[(&str, u16)] = &[
 /// Kubernetes' `MaxEvaluatedMessageExpressionSizeBytes`.
 const MAX_MESSAGE_BYTES: usize = 5 * 1024;
 
-struct Expression {
-    text: String,
+/// An expression, with its text and message borrowed from the settings.
+struct Expression<'a> {
+    text: &'a str,
     /// The HTTP status its `reason` asks for, when it names one.
     code: Option<u16>,
     program: Program,
-    message: Option<String>,
+    message: Option<&'a str>,
     message_expression: Option<Program>,
 }
 
 /// A compiled `validate.cel`.
-pub struct CompiledCel {
+pub struct CompiledCel<'a> {
     variables: Vec<(String, Program)>,
-    expressions: Vec<Expression>,
+    expressions: Vec<Expression<'a>>,
     reads_namespace: bool,
     params: Option<Params>,
-    /// `auditAnnotations`: key, expression text, program.
-    audit_annotations: Vec<(String, String, Program)>,
+    /// `auditAnnotations`: key and program.
+    audit_annotations: Vec<(&'a str, Program)>,
 }
 
-impl std::fmt::Debug for CompiledCel {
+impl std::fmt::Debug for CompiledCel<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let texts: Vec<&str> = self.expressions.iter().map(|e| e.text.as_str()).collect();
+        let texts: Vec<&str> = self.expressions.iter().map(|e| e.text).collect();
         f.debug_struct("CompiledCel")
             .field("expressions", &texts)
             .finish()
     }
 }
 
-impl PartialEq for CompiledCel {
+impl PartialEq for CompiledCel<'_> {
     fn eq(&self, other: &Self) -> bool {
-        let texts = |c: &Self| {
-            c.expressions
-                .iter()
-                .map(|e| e.text.clone())
-                .collect::<Vec<_>>()
-        };
+        let texts = |c: &Self| c.expressions.iter().map(|e| e.text).collect::<Vec<_>>();
         texts(self) == texts(other)
     }
 }
@@ -80,21 +76,21 @@ fn compile_program(text: &str, path: &str, diags: &mut Diagnostics) -> Option<Pr
     }
 }
 
-impl CompiledCel {
+impl<'a> CompiledCel<'a> {
     /// Compiles `validate.cel` found at `path`; problems go to `diags`.
-    pub fn compile(cel: &Cel, path: &str, diags: &mut Diagnostics) -> Option<Self> {
+    pub fn compile(cel: &'a Cel, path: &str, diags: &mut Diagnostics) -> Option<Self> {
         let before = diags.errors().len();
         let audit_annotations = cel
             .audit_annotations
             .iter()
             .enumerate()
             .filter_map(|(i, a)| {
-                let p = key_path(
-                    &index_path(&key_path(path, "auditAnnotations"), i),
+                let p = diags.key_path(
+                    &diags.index_path(&diags.key_path(path, "auditAnnotations"), i),
                     "valueExpression",
                 );
                 let program = compile_program(&a.value_expression, &p, diags)?;
-                Some((a.key.clone(), a.value_expression.clone(), program))
+                Some((a.key.as_str(), program))
             })
             .collect();
         let variables = cel
@@ -102,13 +98,16 @@ impl CompiledCel {
             .iter()
             .enumerate()
             .filter_map(|(i, v)| {
-                let p = key_path(&index_path(&key_path(path, "variables"), i), "expression");
+                let p = diags.key_path(
+                    &diags.index_path(&diags.key_path(path, "variables"), i),
+                    "expression",
+                );
                 Some((v.name.clone(), compile_program(&v.expression, &p, diags)?))
             })
             .collect();
         let mut expressions = Vec::new();
         for (i, e) in cel.expressions.iter().enumerate() {
-            let p = index_path(&key_path(path, "expressions"), i);
+            let p = diags.index_path(&diags.key_path(path, "expressions"), i);
             // Kyverno's CRD takes any `reason`; the ones Kubernetes names
             // answer with their status, any other with the default.
             let code = e.reason.as_ref().and_then(|reason| {
@@ -117,17 +116,17 @@ impl CompiledCel {
                     .find(|(name, _)| name == reason)
                     .map(|(_, code)| *code)
             });
-            let program = compile_program(&e.expression, &key_path(&p, "expression"), diags);
+            let program = compile_program(&e.expression, &diags.key_path(&p, "expression"), diags);
             let message_expression = e
                 .message_expression
                 .as_ref()
-                .and_then(|m| compile_program(m, &key_path(&p, "messageExpression"), diags));
+                .and_then(|m| compile_program(m, &diags.key_path(&p, "messageExpression"), diags));
             if let Some(program) = program {
                 expressions.push(Expression {
-                    text: e.expression.clone(),
+                    text: &e.expression,
                     code,
                     program,
-                    message: e.message.clone(),
+                    message: e.message.as_deref(),
                     message_expression,
                 });
             }
@@ -162,11 +161,11 @@ impl CompiledCel {
 
     /// Expressions without a `message` take the rule's `validate.message`,
     /// as Kyverno fills them in before compiling.
-    pub fn with_default_message(mut self, message: Option<&str>) -> Self {
+    pub fn with_default_message(mut self, message: Option<&'a str>) -> Self {
         if let Some(message) = message.filter(|m| !m.is_empty()) {
             for e in &mut self.expressions {
-                if e.message.as_deref().is_none_or(str::is_empty) {
-                    e.message = Some(message.to_string());
+                if e.message.is_none_or(str::is_empty) {
+                    e.message = Some(message);
                 }
             }
         }
@@ -217,10 +216,10 @@ impl CompiledCel {
         // as a ValidatingAdmissionPolicy records them. Kyverno reads only the
         // decisions, so an annotation that errors changes no verdict.
         let mut audit_annotations = Vec::new();
-        for (key, _, program) in &self.audit_annotations {
+        for (key, program) in &self.audit_annotations {
             if let Ok(value) = program.evaluate(&activation, &mut Budget::default()) {
                 if let Some(v) = value.as_str().filter(|v| !v.is_empty()) {
-                    audit_annotations.push((key.clone(), v.to_string()));
+                    audit_annotations.push((key.to_string(), v.to_string()));
                 }
             }
         }
@@ -233,7 +232,7 @@ impl CompiledCel {
     }
 
     /// The expressions, in order: the first that is not `true` decides.
-    fn validations<'a>(&'a self, activation: &Activation<'a>) -> (RuleStatus, String, Option<u16>) {
+    fn validations<'s>(&'s self, activation: &Activation<'s>) -> (RuleStatus, String, Option<u16>) {
         for e in &self.expressions {
             match e.program.evaluate(activation, &mut Budget::default()) {
                 Ok(value) => match value.as_bool() {
@@ -257,7 +256,6 @@ impl CompiledCel {
                             .map(|m| m.trim().to_string())
                             .or_else(|| {
                                 e.message
-                                    .as_deref()
                                     .map(str::trim)
                                     .filter(|m| !m.is_empty())
                                     .map(str::to_string)
@@ -460,7 +458,7 @@ impl Preconditions {
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                let p = key_path(&index_path(path, i), "expression");
+                let p = diags.key_path(&diags.index_path(path, i), "expression");
                 Some((c.name.clone(), compile_program(&c.expression, &p, diags)?))
             })
             .collect();

@@ -24,7 +24,7 @@ pub enum Body<'a> {
     Deny(Option<CompiledConditions>),
     Foreach(Vec<CompiledForeach<'a>>),
     PodSecurity(PodSecurityCheck),
-    Cel(Arc<CompiledCel>),
+    Cel(Arc<CompiledCel<'a>>),
     Manifests(Arc<CompiledManifests>),
 }
 
@@ -155,7 +155,7 @@ pub fn compile_rule_body<'a>(
 /// rewrite of `podSecurity` exclusions.
 pub fn compile_body<'a>(
     rule: &str,
-    message: Option<&str>,
+    message: Option<&'a str>,
     body: &'a ValidationBody,
     template: &'static [&'static str],
     path: &str,

@@ -108,8 +108,9 @@ pub struct Context<'a> {
     images: Images<'a>,
     delete: bool,
     /// Why `images` could not be built: Kyverno fails every rule that
-    /// needs the context then.
-    images_error: Option<String>,
+    /// needs the context then. Checked when first asked: CEL, podSecurity
+    /// and plain pattern rules never ask.
+    images_error: OnceCell<Option<String>>,
     /// The request as CEL rules read it, built for the first of them.
     cel_request: OnceCell<CelRequest>,
 }
@@ -122,14 +123,11 @@ impl Context<'static> {
         let view = AdmissionRequest::new(&request);
         let delete = view.operation() == "DELETE";
         let (sa_name, sa_namespace) = service_account(view.username());
-        let images_error = if delete {
-            None
-        } else {
-            check_images(view.object()).err()
-        };
         let images = OnceCell::new();
-        if delete || images_error.is_some() {
+        let images_error = OnceCell::new();
+        if delete {
             let _ = images.set(None);
+            let _ = images_error.set(None);
         }
         let mut req = match request {
             Value::Object(map) => map,
@@ -163,7 +161,7 @@ impl Context<'static> {
             entries: Vec::new(),
             images: Images::Lazy(OnceCell::from(None)),
             delete: false,
-            images_error: None,
+            images_error: OnceCell::from(None),
             cel_request: OnceCell::new(),
         }
     }
@@ -195,7 +193,9 @@ impl<'a> Context<'a> {
 
     /// Why the context is unusable for rules that read it, if it is.
     pub fn images_error(&self) -> Option<&str> {
-        self.images_error.as_deref()
+        self.images_error
+            .get_or_init(|| check_images(self.object()).err())
+            .as_deref()
     }
 
     /// The admission request, as the API server sent it.
@@ -270,7 +270,12 @@ impl<'a> Context<'a> {
         match &self.images {
             Images::Shared(images) => images.as_ref(),
             Images::Lazy(cell) => cell
-                .get_or_init(|| images_variable(self.object()).ok().flatten())
+                .get_or_init(|| {
+                    if self.images_error().is_some() {
+                        return None;
+                    }
+                    images_variable(self.object()).ok().flatten()
+                })
                 .as_ref(),
         }
     }

@@ -32,7 +32,14 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
 
 /// [`validate`], reading cluster data a rule needs through `cluster`.
 pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationResponse {
-    let document: Payload = match serde_json::from_slice(payload) {
+    // Checked as UTF-8 once, then read as `str`: serde_json does not check
+    // each string again. Bytes that are not UTF-8 go the byte way, for its
+    // message.
+    let parsed = match std::str::from_utf8(payload) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(payload),
+    };
+    let document: Payload = match parsed {
         Ok(v) => v,
         Err(e) => {
             return reject(
@@ -155,6 +162,32 @@ pub fn validate_settings(payload: &[u8]) -> SettingsValidationResponse {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn payloads_that_do_not_read_are_rejected_with_serde_json_s_reason() {
+        let cases: [(&str, &[u8], &str); 3] = [
+            (
+                "bytes_that_are_not_utf8_in_a_string",
+                b"{\"request\": {\"uid\": \"\xff\"}}",
+                "cannot read the ValidationRequest: invalid unicode code point at line 1 column 22",
+            ),
+            (
+                "not_json",
+                b"{\"request\": ",
+                "cannot read the ValidationRequest: EOF while parsing a value at line 1 column 12",
+            ),
+            (
+                "valid_utf8_that_is_not_json",
+                "{\"request\": é}".as_bytes(),
+                "cannot read the ValidationRequest: expected value at line 1 column 13",
+            ),
+        ];
+        for (name, payload, want) in cases {
+            let response = validate(payload);
+            assert!(!response.accepted, "{name}");
+            assert_eq!(response.message.as_deref(), Some(want), "{name}");
+        }
+    }
 
     #[test]
     fn invalid_settings_reject_requests_naming_the_paths() {

@@ -135,7 +135,9 @@ impl Context<'static> {
         };
         // Kyverno always has both keys: `null` when the request has no such object.
         for key in ["object", "oldObject"] {
-            req.entry(key.to_string()).or_insert(Value::Null);
+            if !req.contains_key(key) {
+                req.insert(key.to_string(), Value::Null);
+            }
         }
         let mut root = Map::new();
         root.insert("request".into(), Value::Object(req));

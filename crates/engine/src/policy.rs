@@ -36,31 +36,16 @@ pub fn check(settings: &Json<'_>) -> Diagnostics {
 /// Compiles a selected rule and rejects what the engine does not evaluate
 /// yet. `delete` applies Kyverno's DELETE rewrite of `request.object` in
 /// variables. `None` when anything is wrong (the problems are in `diags`).
+/// With quiet `diags` (a request), a body that can wait for the rule's
+/// preconditions (see [`CompiledRule::deferring`]) is compiled only when
+/// they pass, and its problems show then; a `foreach` entry waits for its
+/// first element the same way.
 pub fn compile_rule<'a>(
     rule: &'a Rule<'a>,
     delete: bool,
     diags: &mut Diagnostics,
 ) -> Option<CompiledRule<'a>> {
-    compile(rule, delete, false, diags)
-}
-
-/// [`compile_rule`] for a request: a body that can wait for the rule's
-/// preconditions (see [`CompiledRule::deferring`]) is compiled only when
-/// they pass, and its problems show then.
-pub fn compile_rule_lazily<'a>(
-    rule: &'a Rule<'a>,
-    delete: bool,
-    diags: &mut Diagnostics,
-) -> Option<CompiledRule<'a>> {
-    compile(rule, delete, CompiledRule::deferring(rule), diags)
-}
-
-fn compile<'a>(
-    rule: &'a Rule<'a>,
-    delete: bool,
-    defer: bool,
-    diags: &mut Diagnostics,
-) -> Option<CompiledRule<'a>> {
+    let defer = diags.is_quiet() && CompiledRule::deferring(rule);
     let before = diags.errors().len();
     let path = &rule.path;
     let cel_preconditions = if rule.cel_preconditions.is_empty() {
@@ -101,7 +86,7 @@ fn compile<'a>(
     let body = if defer {
         None
     } else {
-        Some(Some(rule::compile_rule_body(rule, delete, diags)?))
+        Some(rule::compile_rule_body(rule, delete, diags)?)
     };
     let compiled = CompiledRule::new(
         RuleText {

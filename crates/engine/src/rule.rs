@@ -43,19 +43,20 @@ pub struct CompiledRule<'a> {
 }
 
 impl<'a> CompiledRule<'a> {
-    /// A rule whose body is compiled already (`None`: it has a problem).
+    /// A rule with its body compiled, or (`None`) waiting for its
+    /// preconditions.
     pub fn new(
         text: RuleText<'a>,
         context: Vec<CompiledEntry>,
         preconditions: Option<CompiledConditions>,
         cel_preconditions: Option<Arc<cel::Preconditions>>,
-        body: Option<Option<Body<'a>>>,
+        body: Option<Body<'a>>,
         source: &'a Rule<'a>,
         delete: bool,
     ) -> Self {
         let cell = OnceCell::new();
         if let Some(body) = body {
-            let _ = cell.set(body);
+            let _ = cell.set(Some(body));
         }
         Self {
             text,
@@ -91,6 +92,12 @@ impl<'a> CompiledRule<'a> {
                 compile_rule_body(self.source, self.delete, &mut diags).filter(|_| diags.is_empty())
             })
             .as_ref()
+    }
+
+    /// The body if it is compiled already; a body that waits for the
+    /// preconditions is not compiled to answer.
+    pub fn compiled_body(&self) -> Option<&Body<'a>> {
+        self.body.get().and_then(Option::as_ref)
     }
 
     /// The body if it is compiled, for changes before the rule runs.

@@ -54,15 +54,13 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
     let settings_doc = &document.settings;
     // Only a payload that names the variables can have rules that read them;
     // a byte search spares every other request a walk of every rule.
-    let mentions_roles = mentions_roles(payload);
-    let teardown = teardown();
-    let evaluation = match engine::evaluate_settings(
-        settings_doc,
-        raw_request,
-        cluster,
-        mentions_roles,
-        teardown,
-    ) {
+    let options = engine::Options {
+        mentions_roles: mentions_roles(payload),
+        teardown: teardown(),
+        // The response says only what fails.
+        statuses: engine::Statuses::Verdict,
+    };
+    let evaluation = match engine::evaluate_settings(settings_doc, raw_request, cluster, options) {
         Ok(evaluation) => evaluation,
         Err(diags) => {
             return reject(
@@ -76,7 +74,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
     // request's audit event, under the webhook's name.
     let audit_annotations = (!evaluation.audit_annotations.is_empty())
         .then(|| evaluation.audit_annotations.into_iter().collect());
-    teardown.release(document.settings);
+    options.teardown.release(document.settings);
     if verdict.accepted {
         ValidationResponse {
             accepted: true,

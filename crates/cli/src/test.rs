@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 use kyverno_engine::cluster::{Cluster, Lookup};
-use kyverno_engine::engine::{evaluate_settings, Teardown};
+use kyverno_engine::engine::{evaluate_settings, Options, Statuses, Teardown};
 use kyverno_engine::json::Json;
 use kyverno_engine::resources;
 use kyverno_engine::verdict::RuleStatus;
@@ -691,7 +691,13 @@ fn evaluate(
     if !operation.is_empty() {
         set_request_value(&mut request, "request.operation", json!(operation));
     }
-    match evaluate_settings(&Json::borrow(&spec), request, cluster, true, Teardown::Free) {
+    let options = Options {
+        mentions_roles: true,
+        teardown: Teardown::Free,
+        // Kyverno's tests name each rule's status.
+        statuses: Statuses::Exact,
+    };
+    match evaluate_settings(&Json::borrow(&spec), request, cluster, options) {
         Err(diags) => Err(format!("invalid policy: {}", diags.summary())),
         Ok(evaluation) => {
             let scored = policy

@@ -10,7 +10,7 @@ use crate::cluster::{Cached, Cluster};
 use crate::context::Context;
 use crate::context_entries::{load_context, Loaded};
 use crate::diagnostics::Diagnostics;
-use crate::exceptions;
+use crate::exceptions::Exemptions;
 use crate::foreach;
 use crate::json::Json;
 use crate::matching::{
@@ -26,8 +26,8 @@ use crate::results::{
 use crate::roles::{self, Roles};
 use crate::rule::{Body, CompiledRule};
 use crate::settings::{
-    self, ApplyRules, FailureAction, FailureActionOverride, PodSecurityExclude, PolicyException,
-    PolicySpec, Rule, ValidationBody,
+    self, ApplyRules, FailureAction, FailureActionOverride, PodSecurityExclude, PolicySpec, Rule,
+    ValidationBody,
 };
 use crate::verdict::{RuleOutcome, RuleStatus};
 use crate::wildcard;
@@ -65,17 +65,36 @@ impl Teardown {
     }
 }
 
+/// How exact the rules' statuses must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statuses {
+    /// Exact where they decide the response: a rule that passes reports
+    /// `pass` even when a policy exception would have skipped it, since
+    /// looking exceptions up (a cluster list) changes nothing then.
+    Verdict,
+    /// Every status as Kyverno reports it (the CLI's `test`).
+    Exact,
+}
+
+/// How a request is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Whether the settings may name `request.roles` or
+    /// `request.clusterRoles` (a byte search of the payload answers it).
+    pub mentions_roles: bool,
+    pub teardown: Teardown,
+    pub statuses: Statuses,
+}
+
 /// The whole pipeline for one request, as the module and the CLI run it:
 /// parse the settings (a Kyverno policy's `spec` or manifest), select and
 /// evaluate the rules. Invalid settings come back as their problems, with
-/// paths. `mentions_roles`: whether the settings may name `request.roles`
-/// or `request.clusterRoles` (a byte search of the payload answers it).
+/// paths.
 pub fn evaluate_settings(
     settings: &Json<'_>,
     request: Value,
     cluster: &dyn Cluster,
-    mentions_roles: bool,
-    teardown: Teardown,
+    options: Options,
 ) -> Result<Evaluation, Diagnostics> {
     // Settings are parsed without their paths; only invalid settings are
     // parsed again, with paths, to say where the problems are.
@@ -92,16 +111,10 @@ pub fn evaluate_settings(
         .get("rules")
         .and_then(Json::as_array)
         .unwrap_or_default();
-    let (outcomes, audit_annotations) = evaluate(
-        &spec,
-        raw_rules,
-        request,
-        &Cached::new(cluster),
-        mentions_roles,
-        teardown,
-    );
+    let (outcomes, audit_annotations) =
+        evaluate(&spec, raw_rules, request, &Cached::new(cluster), options);
     let policy_name = spec.policy_name.clone();
-    teardown.release(spec);
+    options.teardown.release(spec);
     Ok(Evaluation {
         outcomes,
         audit_annotations,
@@ -114,27 +127,26 @@ pub fn evaluate_settings(
 /// pod-controller kind. `raw_rules` is the settings' `rules` JSON, which
 /// decides whether autogen applies to the policy; its rules are derived
 /// from the parsed Pod rules. The request is moved into the rules'
-/// context once every rule has been matched against it. `mentions_roles`:
-/// whether the settings may name `request.roles` / `request.clusterRoles`.
-/// Returns the rules' outcomes and the audit annotations they produced.
+/// context once every rule has been matched against it. Returns the
+/// rules' outcomes and the audit annotations they produced.
 pub fn evaluate(
     spec: &PolicySpec,
     raw_rules: &[Json<'_>],
     request: Value,
     cluster: &Cached<'_>,
-    mentions_roles: bool,
-    teardown: Teardown,
+    options: Options,
 ) -> (Vec<RuleOutcome>, Vec<(String, String)>) {
+    let Options {
+        mentions_roles,
+        teardown,
+        statuses,
+    } = options;
     // Autogen's rules, derived from the parsed Pod rules, with the index of
     // the rule each comes from.
     let generated: Vec<(usize, Rule)>;
     let mut missing = MissingData::default();
     let mut roles: Option<Roles> = None;
-    let exception_key = spec.exception_key();
-    let cluster_exceptions: Vec<PolicyException>;
-    // Per selected rule, the exceptions that name it and whose `match`
-    // selected the request; their conditions are checked in the context.
-    let exempting: Vec<Vec<&PolicyException>>;
+    let mut exemptions: Option<Exemptions>;
     let selected: Vec<(usize, FailureAction)> = {
         let view = AdmissionRequest::new(&request);
         let mut target = Target::new(&view);
@@ -211,61 +223,14 @@ pub fn evaluate(
                 (i, failure_action(spec, rule, target.namespace, labels))
             })
             .collect();
-        let rule_name = |i: usize| all().nth(i).map(|r| r.name.as_ref()).unwrap_or("");
-        cluster_exceptions = match &exception_key {
-            Some(_) if !selected.is_empty() => exceptions::from_cluster(cluster),
-            _ => Vec::new(),
-        };
-        let naming: Vec<Vec<&PolicyException>> = selected
-            .iter()
-            .map(|(i, _)| match &exception_key {
-                Some(key) => spec
-                    .exceptions
-                    .iter()
-                    .chain(&cluster_exceptions)
-                    .filter(|e| exceptions::names(e, key, rule_name(*i)))
-                    .collect(),
-                None => Vec::new(),
-            })
-            .collect();
-        let candidates = || naming.iter().flatten();
-        if target.namespace_labels.is_none()
-            && missing.labels.is_none()
-            && target.object_kind != "Namespace"
-            && !target.namespace.is_empty()
-            && candidates().any(|e| exceptions::needs_labels(e))
-        {
-            // Without the labels such an exception cannot select: the rule applies.
-            if let Ok(namespace) = cluster.namespace(target.namespace) {
-                target.namespace_labels = Some(
-                    namespace
-                        .pointer("/metadata/labels")
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-            }
-        }
-        if target.roles.is_none()
-            && missing.roles.is_none()
-            && candidates().any(|e| exceptions::needs_roles(e))
-        {
-            let user = roles::User {
-                username: target.username,
-                groups: target.groups.clone(),
-            };
-            if let Ok(found) = roles::resolve(&user, cluster) {
-                target.roles = Some(found);
-            }
-        }
-        exempting = naming
-            .into_iter()
-            .map(|list| {
-                list.into_iter()
-                    .filter(|e| exceptions::selects(e, &target))
-                    .collect()
-            })
-            .collect();
+        exemptions = spec.exception_key().map(|key| {
+            Exemptions::new(
+                key,
+                &spec.exceptions,
+                target.namespace_labels.take(),
+                target.roles.take(),
+            )
+        });
         selected
     };
     if selected.is_empty() {
@@ -286,47 +251,16 @@ pub fn evaluate(
     let mut outcomes = Vec::with_capacity(selected.len());
     let mut annotations = Vec::new();
     let delete = AdmissionRequest::new(ctx.request()).operation() == "DELETE";
-    for ((index, action), exempting) in selected.into_iter().zip(&exempting) {
+    // Exceptions only turn a failure or an error into a skip; unless every
+    // status must be exact, a passing rule does not look them up.
+    let exact = statuses == Statuses::Exact || spec.apply_rules == ApplyRules::One;
+    for (index, action) in selected {
         let Some(rule) = rules.get(index) else {
             continue;
         };
         let raw = raw_rule(raw_rules, &generated, index);
-        let mut code = None;
-        let exempted = match exceptions::holding(exempting, &ctx, delete) {
-            Ok(list) => list,
-            Err(e) => {
-                outcomes.push(RuleOutcome {
-                    rule: rule.name.to_string(),
-                    status: RuleStatus::Error,
-                    message: e,
-                    action,
-                    code,
-                });
-                continue;
-            }
-        };
-        // Exceptions that exempt pod security controls relax a podSecurity
-        // rule control by control; any other exception skips the rule.
-        let pod_security = matches!(rule.validate.body, ValidationBody::PodSecurity(_));
-        let controls: Vec<PodSecurityExclude> =
-            if pod_security && exempted.iter().all(|e| !e.pod_security.is_empty()) {
-                exempted
-                    .iter()
-                    .flat_map(|e| e.pod_security.iter().cloned())
-                    .collect()
-            } else {
-                if !exempted.is_empty() {
-                    outcomes.push(RuleOutcome {
-                        rule: rule.name.to_string(),
-                        status: RuleStatus::Skip,
-                        message: exceptions::skip_message(&exempted),
-                        action,
-                        code,
-                    });
-                    continue;
-                }
-                Vec::new()
-            };
+        let mut reported = Reported::default();
+        let annotated = annotations.len();
         let result = match missing.error(rule, raw) {
             Some(e) => Some((RuleStatus::Error, e)),
             None => run_rule(
@@ -334,26 +268,58 @@ pub fn evaluate(
                 &mut ctx,
                 cluster,
                 action == FailureAction::Enforce,
-                &mut code,
+                &mut reported,
                 &mut annotations,
-                &controls,
+                &[],
             ),
         };
         let Some((mut status, mut message)) = result else {
             continue;
         };
-        if status == RuleStatus::Pass && !controls.is_empty() {
-            // Passing thanks to the exempted controls: Kyverno reports the
-            // exceptions' skip.
-            status = RuleStatus::Skip;
-            message = exceptions::skip_message(&exempted);
+        let consult = reported.exemptible
+            && (exact || status != RuleStatus::Pass || annotations.len() > annotated);
+        if let Some(exempted) = exemptions
+            .as_mut()
+            .filter(|_| consult)
+            .and_then(|e| e.for_rule(&rule.name, &ctx, cluster, delete))
+        {
+            let pod_security = matches!(rule.validate.body, ValidationBody::PodSecurity(_));
+            match exempted.controls {
+                // Exempted controls relax a failing podSecurity rule: it
+                // fails only on the controls left, and is skipped otherwise.
+                Some(controls) if pod_security => {
+                    if status == RuleStatus::Fail {
+                        let relaxed = run_rule(
+                            rule,
+                            &mut ctx,
+                            cluster,
+                            action == FailureAction::Enforce,
+                            &mut reported,
+                            &mut annotations,
+                            &controls,
+                        );
+                        (status, message) = match relaxed {
+                            Some((RuleStatus::Pass, _)) | None => {
+                                (RuleStatus::Skip, exempted.message)
+                            }
+                            Some(other) => other,
+                        };
+                    }
+                }
+                _ => {
+                    status = RuleStatus::Skip;
+                    message = exempted.message;
+                    reported.code = None;
+                    annotations.truncate(annotated);
+                }
+            }
         }
         outcomes.push(RuleOutcome {
             rule: rule.name.to_string(),
             status,
             message,
             action,
-            code,
+            code: reported.code,
         });
         if spec.apply_rules == ApplyRules::One
             && matches!(status, RuleStatus::Pass | RuleStatus::Fail)
@@ -442,6 +408,18 @@ impl MissingData {
 
 type Result2 = Option<(RuleStatus, String)>;
 
+/// What a rule's run reports besides its status and message.
+#[derive(Debug, Default)]
+struct Reported {
+    /// The HTTP status a failing CEL expression's `reason` asks for.
+    code: Option<u16>,
+    /// Whether the run got as far as Kyverno's policy-exception check: past
+    /// the rule's context and preconditions (a CEL rule's exceptions come
+    /// before its own preconditions). A rule stopped earlier errors or
+    /// skips whatever exceptions there are.
+    exemptible: bool,
+}
+
 const EXISTING_VIOLATION: &str =
     "skipping the rule evaluation as pre-existing violations are allowed";
 
@@ -465,14 +443,13 @@ fn cel_inputs<'a>(
 
 /// Compiles and runs one selected rule; `None` when Kyverno produces no
 /// result for it (pattern rules on DELETE, foreach over nothing).
-/// `code`: the HTTP status a failing CEL expression's `reason` asks for.
 /// `exempted`: pod security controls that policy exceptions exempt.
 fn run_rule(
     rule: &Rule,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     enforce: bool,
-    code: &mut Option<u16>,
+    reported: &mut Reported,
     annotations: &mut Vec<(String, String)>,
     exempted: &[PodSecurityExclude],
 ) -> Result2 {
@@ -498,6 +475,7 @@ fn run_rule(
     let body = || compiled.compiled_body();
     // CEL preconditions and CEL bodies: the other rules need none of this.
     if compiled.cel_preconditions.is_some() || matches!(body(), Some(Body::Cel(_))) {
+        reported.exemptible = true;
         // The real Namespace for CEL's `namespaceObject`, when an expression
         // reads it and the cluster can tell.
         let reads_namespace = compiled
@@ -556,7 +534,7 @@ fn run_rule(
                     }
                 }
                 if outcome.status != RuleStatus::Pass {
-                    *code = outcome.code;
+                    reported.code = outcome.code;
                     return Some((outcome.status, outcome.message));
                 }
             }
@@ -569,6 +547,7 @@ fn run_rule(
         // Kyverno's manifest handler verifies the new object alone: no
         // context, preconditions or existing violations, and nothing on
         // DELETE.
+        reported.exemptible = true;
         if delete {
             return None;
         }
@@ -576,6 +555,7 @@ fn run_rule(
         return Some(m.evaluate(request.object(), dry_run));
     }
     if !compiled.needs_context() {
+        reported.exemptible = true;
         if delete {
             // Kyverno validates patterns only against a new object.
             return None;
@@ -603,7 +583,14 @@ fn run_rule(
     // a rule's patterns in place, so its old-object pass checks the old
     // object against the new object's values.
     let mut substituted = None;
-    let new = run_with_context(&compiled, ctx, cluster, delete, &mut substituted)?;
+    let new = run_with_context(
+        &compiled,
+        ctx,
+        cluster,
+        delete,
+        &mut substituted,
+        &mut reported.exemptible,
+    )?;
     if enforce
         && update
         && rule.validate.allow_existing_violations
@@ -616,7 +603,14 @@ fn run_rule(
         // of its own (`SetResources(empty, old)`).
         let previous_old = ctx.swap_old_object(Value::Null);
         let operation = ctx.swap_operation("CREATE");
-        let old = run_with_context(&compiled, ctx, cluster, false, &mut substituted);
+        let old = run_with_context(
+            &compiled,
+            ctx,
+            cluster,
+            false,
+            &mut substituted,
+            &mut reported.exemptible,
+        );
         ctx.swap_operation(&operation);
         ctx.swap_old_object(previous_old);
         ctx.swap_object(previous);
@@ -691,16 +685,18 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
 
 /// Loads the rule's context, checks its preconditions and runs its body.
 /// `substituted`: the patterns a first pass substituted, which a second
-/// pass reuses; kept here by the first.
+/// pass reuses; kept here by the first. `exemptible`: set once the
+/// preconditions pass (see [`Reported::exemptible`]).
 fn run_with_context<'r, 'a>(
     rule: &'r CompiledRule<'a>,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
     substituted: &mut Option<Vec<Resolved<'r, 'a>>>,
+    exemptible: &mut bool,
 ) -> Result2 {
     let loaded = load_context(&rule.context, ctx, cluster);
-    let result = run_loaded(rule, ctx, cluster, delete, &loaded, substituted);
+    let result = run_loaded(rule, ctx, cluster, delete, &loaded, substituted, exemptible);
     loaded.undo(ctx);
     result
 }
@@ -712,6 +708,7 @@ fn run_loaded<'r, 'a>(
     delete: bool,
     loaded: &Loaded,
     substituted: &mut Option<Vec<Resolved<'r, 'a>>>,
+    exemptible: &mut bool,
 ) -> Result2 {
     let explain = |message: String| loaded.explain(message);
     if let Some((status, message)) = rule
@@ -721,6 +718,7 @@ fn run_loaded<'r, 'a>(
     {
         return Some((status, explain(message)));
     }
+    *exemptible = true;
     let message = |ctx: &Context| match rule.text.message(Some(ctx)) {
         Ok(m) => m,
         Err(e) => Some(format!("failed to substitute variables in message: {e}")),
@@ -864,8 +862,11 @@ pub(crate) fn outcomes_of(settings: &Value, request: Value) -> Vec<RuleOutcome> 
         &Json::borrow(settings),
         request,
         &crate::cluster::NoCluster,
-        false,
-        Teardown::Free,
+        Options {
+            mentions_roles: false,
+            teardown: Teardown::Free,
+            statuses: Statuses::Exact,
+        },
     ) {
         Ok(evaluation) => evaluation.outcomes,
         Err(diags) => panic!("invalid settings: {}", diags.summary()),
@@ -1161,6 +1162,186 @@ mod tests {
         ];
         for (name, kind, object, expression, want) in cases {
             assert_eq!(status(kind, object, expression), Some(want), "{name}");
+        }
+    }
+
+    /// Answers lists of PolicyExceptions with `exceptions`, counting them.
+    struct ExceptionCluster {
+        exceptions: Vec<Value>,
+        lists: std::cell::Cell<usize>,
+    }
+
+    impl Cluster for ExceptionCluster {
+        fn fetch(&self, lookup: &crate::cluster::Lookup) -> Result<Value, String> {
+            match lookup {
+                crate::cluster::Lookup::List { kind, .. } if kind == "PolicyException" => {
+                    self.lists.set(self.lists.get() + 1);
+                    Ok(json!({"items": self.exceptions}))
+                }
+                other => Err(format!("cannot read {}", other.describe())),
+            }
+        }
+    }
+
+    /// Rule `r` of policy `p` (`fields` besides its name and match) on a
+    /// CREATE of a Pod with `spec`, with one cluster exception for the rule
+    /// (`extra`: its spec besides `exceptions` and `match`). Returns the
+    /// rule's status and message, and how often exceptions were listed.
+    fn exempted_outcome(
+        fields: Value,
+        extra: Value,
+        spec: Value,
+        statuses: Statuses,
+    ) -> (RuleStatus, String, usize) {
+        let mut rule = json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}});
+        let mut exception = json!({"exceptions": [{"policyName": "p", "ruleNames": ["r"]}],
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}});
+        for (target, more) in [(&mut rule, fields), (&mut exception, extra)] {
+            if let (Some(target), Some(more)) = (target.as_object_mut(), more.as_object()) {
+                target.extend(more.clone());
+            }
+        }
+        let cluster = ExceptionCluster {
+            exceptions: vec![
+                json!({"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
+                "metadata": {"name": "e", "namespace": "kyverno"}, "spec": exception}),
+            ],
+            lists: std::cell::Cell::new(0),
+        };
+        let settings =
+            json!({"policyName": "p", "validationFailureAction": "Enforce", "rules": [rule]});
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "userInfo": {"username": "alice"},
+            "object": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "default", "labels": {"team": "a"}},
+                "spec": spec}});
+        let options = Options {
+            mentions_roles: false,
+            teardown: Teardown::Free,
+            statuses,
+        };
+        let evaluation = evaluate_settings(&Json::borrow(&settings), request, &cluster, options)
+            .unwrap_or_else(|d| panic!("invalid settings: {}", d.summary()));
+        let (status, message) = evaluation
+            .outcomes
+            .first()
+            .map(|o| (o.status, o.message.clone()))
+            .unwrap_or((RuleStatus::Pass, String::new()));
+        (status, message, cluster.lists.get())
+    }
+
+    #[test]
+    fn exceptions_are_consulted_after_the_preconditions_and_only_as_the_statuses_need() {
+        let deny_on = |image: &str| {
+            json!({"validate": {"deny": {"conditions": {"any": [
+                {"key": "{{ request.object.spec.containers[0].image }}", "operator": "Equals", "value": image}]}}}})
+        };
+        let with_preconditions = |condition: Value| {
+            let mut rule = deny_on("nginx");
+            rule["preconditions"] = json!({"all": [condition]});
+            rule
+        };
+        let nginx = json!({"containers": [{"name": "c", "image": "nginx"}]});
+        let skipped = "rule is skipped due to policy exceptionskyverno/e";
+        let cases = [
+            (
+                "a_failing_rule_is_skipped",
+                deny_on("nginx"),
+                json!({}),
+                Statuses::Verdict,
+                (RuleStatus::Skip, skipped, 1),
+            ),
+            (
+                // Skip or pass, the request is accepted: no list.
+                "a_passing_rule_keeps_its_pass_for_a_verdict",
+                deny_on("redis"),
+                json!({}),
+                Statuses::Verdict,
+                (RuleStatus::Pass, "validation rule 'r' passed.", 0),
+            ),
+            (
+                "a_passing_rule_is_skipped_when_statuses_are_exact",
+                deny_on("redis"),
+                json!({}),
+                Statuses::Exact,
+                (RuleStatus::Skip, skipped, 1),
+            ),
+            (
+                // Kyverno logs the error and checks the next exception.
+                "an_exception_whose_conditions_error_does_not_exempt",
+                deny_on("nginx"),
+                json!({"conditions": {"any": [{"key": "{{ request.object.nothing.here }}",
+                    "operator": "Equals", "value": "x"}]}}),
+                Statuses::Exact,
+                (RuleStatus::Fail, "", 1),
+            ),
+            (
+                "an_exception_whose_conditions_hold_exempts",
+                deny_on("nginx"),
+                json!({"conditions": {"any": [{"key": "{{ request.object.metadata.labels.team }}",
+                    "operator": "Equals", "value": "a"}]}}),
+                Statuses::Verdict,
+                (RuleStatus::Skip, skipped, 1),
+            ),
+            (
+                "preconditions_not_met_skip_before_any_exception",
+                with_preconditions(json!({"key": "a", "operator": "Equals", "value": "b"})),
+                json!({}),
+                Statuses::Exact,
+                (RuleStatus::Skip, "preconditions not met", 0),
+            ),
+            (
+                "a_precondition_error_is_the_rule_s_error_despite_exceptions",
+                with_preconditions(
+                    json!({"key": "{{ request.object.nothing.here }}", "operator": "Equals", "value": "b"}),
+                ),
+                json!({}),
+                Statuses::Exact,
+                (RuleStatus::Error, "failed to evaluate preconditions", 0),
+            ),
+        ];
+        for (name, rule, extra, statuses, (status, message, lists)) in cases {
+            let got = exempted_outcome(rule, extra, nginx.clone(), statuses);
+            assert_eq!((got.0, got.2), (status, lists), "{name}: {}", got.1);
+            assert!(got.1.starts_with(message), "{name}: {}", got.1);
+        }
+    }
+
+    #[test]
+    fn pod_security_exceptions_relax_a_failing_rule_control_by_control() {
+        let rule = json!({"validate": {"podSecurity": {"level": "baseline", "version": "latest"}}});
+        let host_namespaces = json!({"podSecurity": [{"controlName": "Host Namespaces"}]});
+        let container = json!({"name": "c", "image": "nginx"});
+        let privileged =
+            json!({"name": "c", "image": "nginx", "securityContext": {"privileged": true}});
+        let cases = [
+            (
+                // Kyverno checks the pod first; it passes without the exception.
+                "a_passing_pod_passes",
+                json!({"containers": [container]}),
+                (RuleStatus::Pass, ""),
+            ),
+            (
+                "the_only_violation_exempted_is_a_skip",
+                json!({"hostNetwork": true, "containers": [container]}),
+                (RuleStatus::Skip, "rule is skipped due to policy exceptions"),
+            ),
+            (
+                "violations_left_fail",
+                json!({"hostNetwork": true, "containers": [privileged]}),
+                (RuleStatus::Fail, ""),
+            ),
+        ];
+        for (name, spec, (status, message)) in cases {
+            let got =
+                exempted_outcome(rule.clone(), host_namespaces.clone(), spec, Statuses::Exact);
+            assert_eq!(got.0, status, "{name}: {}", got.1);
+            assert!(got.1.starts_with(message), "{name}: {}", got.1);
+            if status == RuleStatus::Fail {
+                assert!(got.1.contains("privileged"), "{name}: {}", got.1);
+                assert!(!got.1.contains("hostNetwork"), "{name}: {}", got.1);
+            }
         }
     }
 }

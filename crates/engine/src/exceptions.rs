@@ -11,7 +11,9 @@ use crate::context::Context;
 use crate::diagnostics::Diagnostics;
 use crate::json::Json;
 use crate::matching::{rule_applies, selects_by_namespace_labels, selects_by_roles, Target};
-use crate::settings::{parse_exception, PolicyException};
+use crate::request::AdmissionRequest;
+use crate::roles::{self, Roles};
+use crate::settings::{parse_exception, PodSecurityExclude, PolicyException};
 use crate::wildcard;
 
 /// The versions PolicyExceptions are served as, newest first: a cluster
@@ -22,7 +24,7 @@ const API_VERSIONS: [&str; 2] = ["kyverno.io/v2", "kyverno.io/v2beta1"];
 /// exceptions that cannot be read (the policy may not read them, or Kyverno's
 /// CRDs are not installed) or that Kyverno would have refused are left out:
 /// the policy then applies in full.
-pub fn from_cluster(cluster: &Cached<'_>) -> Vec<PolicyException> {
+fn from_cluster(cluster: &Cached<'_>) -> Vec<PolicyException> {
     for api_version in API_VERSIONS {
         let Ok(list) = cluster.fetch(&Lookup::list_all(api_version, "PolicyException")) else {
             continue;
@@ -43,7 +45,7 @@ pub fn from_cluster(cluster: &Cached<'_>) -> Vec<PolicyException> {
 
 /// Whether `exception` names rule `rule` of the policy Kyverno calls `policy`
 /// (rule names may hold wildcards).
-pub fn names(exception: &PolicyException, policy: &str, rule: &str) -> bool {
+fn names(exception: &PolicyException, policy: &str, rule: &str) -> bool {
     exception
         .targets
         .iter()
@@ -52,57 +54,156 @@ pub fn names(exception: &PolicyException, policy: &str, rule: &str) -> bool {
 
 /// Whether deciding if `exception` selects a request needs the namespace's
 /// labels, or the requester's roles.
-pub fn needs_labels(exception: &PolicyException) -> bool {
+fn needs_labels(exception: &PolicyException) -> bool {
     selects_by_namespace_labels(&exception.match_resources, None)
 }
 
-pub fn needs_roles(exception: &PolicyException) -> bool {
+fn needs_roles(exception: &PolicyException) -> bool {
     selects_by_roles(&exception.match_resources, None)
 }
 
 /// Whether the exception's `match` selects the request.
-pub fn selects(exception: &PolicyException, target: &Target<'_>) -> bool {
+fn selects(exception: &PolicyException, target: &Target<'_>) -> bool {
     rule_applies(&exception.match_resources, None, target)
 }
 
 /// Of exceptions whose `match` selected the request, those whose
-/// `conditions` hold in `ctx`. A condition that cannot be evaluated is an
-/// error, as in Kyverno.
-pub fn holding<'e>(
+/// `conditions` hold in `ctx`. An exception whose conditions cannot be
+/// evaluated does not hold: Kyverno logs it and checks the next one.
+fn holding<'e>(
     exceptions: &[&'e PolicyException],
     ctx: &Context,
     delete: bool,
-) -> Result<Vec<&'e PolicyException>, String> {
-    let mut out = Vec::new();
-    for exception in exceptions {
-        if let Some(conditions) = &exception.conditions {
+) -> Vec<&'e PolicyException> {
+    exceptions
+        .iter()
+        .copied()
+        .filter(|exception| {
+            let Some(conditions) = &exception.conditions else {
+                return true;
+            };
             let mut diags = Diagnostics::quiet();
             let compiled = CompiledConditions::compile(conditions, "", delete, &mut diags);
-            if !diags.is_empty() {
-                return Err(format!(
-                    "policy exception {} has invalid conditions: {}",
-                    exception.key,
-                    diags.summary()
-                ));
-            }
-            let (holds, _) = compiled.evaluate(ctx).map_err(|e| {
-                format!(
-                    "failed to evaluate the conditions of policy exception {}: {e}",
-                    exception.key
-                )
-            })?;
-            if !holds {
-                continue;
-            }
+            diags.is_empty() && matches!(compiled.evaluate(ctx), Ok((true, _)))
+        })
+        .collect()
+}
+
+/// What the exceptions that hold for a rule do to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exempted {
+    /// Kyverno's skip message, naming the exceptions.
+    pub message: String,
+    /// When every exception exempts pod security controls: those controls,
+    /// which relax a `podSecurity` rule instead of skipping it.
+    pub controls: Option<Vec<PodSecurityExclude>>,
+}
+
+/// The policy exceptions that may exempt a policy's rules from one
+/// request. Kyverno consults them once a rule's context has loaded and its
+/// preconditions passed; they are looked up at the first rule that needs
+/// them, so a request whose rules all pass never lists the cluster's.
+pub struct Exemptions<'s> {
+    /// The policy as exceptions name it (`namespace/name` or `name`).
+    policy: String,
+    from_settings: &'s [PolicyException],
+    /// Listed at the first need.
+    from_cluster: Option<Vec<PolicyException>>,
+    /// The request's Namespace labels and the requester's roles, when rule
+    /// selection read them; otherwise read when an exception selects by them.
+    namespace_labels: Option<serde_json::Map<String, Value>>,
+    roles: Option<Roles>,
+}
+
+impl<'s> Exemptions<'s> {
+    pub fn new(
+        policy: String,
+        from_settings: &'s [PolicyException],
+        namespace_labels: Option<serde_json::Map<String, Value>>,
+        roles: Option<Roles>,
+    ) -> Self {
+        Self {
+            policy,
+            from_settings,
+            from_cluster: None,
+            namespace_labels,
+            roles,
         }
-        out.push(*exception);
     }
-    Ok(out)
+
+    /// The exceptions that exempt rule `rule` from the request in `ctx`,
+    /// if any.
+    pub fn for_rule(
+        &mut self,
+        rule: &str,
+        ctx: &Context,
+        cluster: &Cached<'_>,
+        delete: bool,
+    ) -> Option<Exempted> {
+        let Self {
+            policy,
+            from_settings,
+            from_cluster,
+            namespace_labels,
+            roles,
+        } = self;
+        let listed = from_cluster.get_or_insert_with(|| self::from_cluster(cluster));
+        let naming: Vec<&PolicyException> = from_settings
+            .iter()
+            .chain(listed.iter())
+            .filter(|e| names(e, policy, rule))
+            .collect();
+        if naming.is_empty() {
+            return None;
+        }
+        let view = AdmissionRequest::new(ctx.request());
+        let mut target = Target::new(&view);
+        if target.object_kind != "Namespace"
+            && !target.namespace.is_empty()
+            && naming.iter().any(|e| needs_labels(e))
+        {
+            // Without the labels such an exception cannot select: the rule applies.
+            if namespace_labels.is_none() {
+                *namespace_labels = cluster.namespace(target.namespace).ok().map(|namespace| {
+                    namespace
+                        .pointer("/metadata/labels")
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default()
+                });
+            }
+            target.namespace_labels = namespace_labels.clone();
+        }
+        if naming.iter().any(|e| needs_roles(e)) {
+            if roles.is_none() {
+                let user = roles::User {
+                    username: target.username,
+                    groups: target.groups.clone(),
+                };
+                *roles = roles::resolve(&user, cluster).ok();
+            }
+            target.roles = roles.clone();
+        }
+        let selecting: Vec<&PolicyException> =
+            naming.into_iter().filter(|e| selects(e, &target)).collect();
+        let held = holding(&selecting, ctx, delete);
+        if held.is_empty() {
+            return None;
+        }
+        Some(Exempted {
+            message: skip_message(&held),
+            controls: held.iter().all(|e| !e.pod_security.is_empty()).then(|| {
+                held.iter()
+                    .flat_map(|e| e.pod_security.iter().cloned())
+                    .collect()
+            }),
+        })
+    }
 }
 
 /// Kyverno's message for a rule skipped by exceptions (without a space
 /// before the names, as Kyverno writes it).
-pub fn skip_message(exceptions: &[&PolicyException]) -> String {
+fn skip_message(exceptions: &[&PolicyException]) -> String {
     let keys: Vec<&str> = exceptions.iter().map(|e| e.key.as_str()).collect();
     format!(
         "rule is skipped due to policy exceptions{}",
@@ -192,7 +293,7 @@ mod tests {
             let target = Target::new(&view);
             assert_eq!(selects(&e, &target), selected, "{name}");
             let ctx = Context::new(req.clone());
-            let held = holding(&[&e], &ctx, false).unwrap();
+            let held = holding(&[&e], &ctx, false);
             if selected {
                 assert_eq!(!held.is_empty(), exempt, "{name}");
             }

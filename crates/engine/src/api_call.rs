@@ -5,6 +5,8 @@
 //! the query string. What the host cannot serve (subresources,
 //! non-resource URLs, other query parameters) is an error that says so.
 
+use std::rc::Rc;
+
 use crate::cluster::{Cached, Lookup};
 use crate::resources::kind_of;
 
@@ -106,7 +108,7 @@ impl ApiPath {
     /// Reads the object or the List the path names. A plural that is not
     /// known is looked up in its CustomResourceDefinition, else guessed,
     /// and an error then says what was guessed.
-    pub fn fetch(&self, cluster: &Cached<'_>) -> Result<serde_json::Value, String> {
+    pub fn fetch(&self, cluster: &Cached<'_>) -> Result<Rc<serde_json::Value>, String> {
         let found = kind_of(&self.group, &self.plural);
         let (kind, guessed) = if found.guessed && !self.group.is_empty() {
             match self.kind_from_definition(cluster) {

@@ -8,6 +8,8 @@
 //! costs no conversion of the object. Every expression gets Kubernetes'
 //! per-expression cost budget.
 
+use std::rc::Rc;
+
 use kube_cel::{Activation, Budget, Program};
 use serde_json::Value;
 
@@ -376,12 +378,12 @@ fn fetch_params(
         None
     };
     let found = match &params.name {
-        Some(name) => vec![cluster.fetch(&Lookup::Get {
+        Some(name) => vec![Rc::unwrap_or_clone(cluster.fetch(&Lookup::Get {
             api_version: params.api_version.clone(),
             kind: params.kind.clone(),
             namespace,
             name: name.clone(),
-        })?],
+        })?)],
         // A missing named parameter is an error whatever
         // `parameterNotFoundAction` says, as in Kyverno.
         None => {

@@ -6,6 +6,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde_json::{json, Value};
 
@@ -184,7 +185,9 @@ impl Cluster for NoCluster {
 /// for each object once, however many rules read it.
 pub struct Cached<'c> {
     cluster: &'c dyn Cluster,
-    answers: RefCell<HashMap<Lookup, Result<Value, String>>>,
+    /// Shared, not cloned: a List can be large, and most readers only
+    /// query it.
+    answers: RefCell<HashMap<Lookup, Result<Rc<Value>, String>>>,
 }
 
 impl<'c> Cached<'c> {
@@ -195,11 +198,11 @@ impl<'c> Cached<'c> {
         }
     }
 
-    pub fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+    pub fn fetch(&self, lookup: &Lookup) -> Result<Rc<Value>, String> {
         if let Some(answer) = self.answers.borrow().get(lookup) {
             return answer.clone();
         }
-        let answer = self.cluster.fetch(lookup);
+        let answer = self.cluster.fetch(lookup).map(Rc::new);
         self.answers
             .borrow_mut()
             .insert(lookup.clone(), answer.clone());
@@ -207,7 +210,7 @@ impl<'c> Cached<'c> {
     }
 
     /// The Namespace object `name`.
-    pub fn namespace(&self, name: &str) -> Result<Value, String> {
+    pub fn namespace(&self, name: &str) -> Result<Rc<Value>, String> {
         self.fetch(&Lookup::Get {
             api_version: "v1".into(),
             kind: "Namespace".into(),
@@ -241,7 +244,7 @@ mod tests {
         let cached = Cached::new(&counting);
         assert_eq!(
             cached.namespace("team-a"),
-            Ok(json!({"asked": "v1 Namespace team-a"}))
+            Ok(Rc::new(json!({"asked": "v1 Namespace team-a"})))
         );
         assert!(cached.namespace("team-a").is_ok());
         assert!(cached.namespace("team-b").is_ok());

@@ -2,6 +2,8 @@
 //! the JSON context in order (each can read the ones before it) and taken
 //! out again after the rule or element.
 
+use std::rc::Rc;
+
 use std::borrow::Cow;
 
 use serde_json::Value;
@@ -322,7 +324,7 @@ impl CompiledEntry {
             (Err(e), None) => return Err(format!("failed to fetch data for APICall: {e}")),
         };
         let Some(jmes_path) = jmes_path else {
-            return Ok(response);
+            return Ok(Rc::unwrap_or_clone(response));
         };
         let query = jmes_path.resolve(entry, ctx)?;
         query.search(&response).map(Cow::into_owned).map_err(|e| {

@@ -513,7 +513,11 @@ fn run_rule(
         for param in runs {
             let inputs = cel::Inputs {
                 params: param,
-                ..cel_inputs(ctx.request(), ctx.cel_request(), namespace_object.as_ref())
+                ..cel_inputs(
+                    ctx.request(),
+                    ctx.cel_request(),
+                    namespace_object.as_deref(),
+                )
             };
             if let Some(pre) = &compiled.cel_preconditions {
                 match pre.evaluate(&inputs, variables) {

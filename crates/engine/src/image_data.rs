@@ -6,6 +6,8 @@
 //! is `index.docker.io`, its one-part names are under `library/`, and the
 //! identifier is the digest or the tag (`latest` by default).
 
+use std::rc::Rc;
+
 use serde_json::{json, Value};
 
 use crate::cluster::{Cached, Lookup, OciRead};
@@ -108,7 +110,10 @@ pub fn fetch(image: &str, cluster: &Cached<'_>) -> Result<Value, String> {
     // The reference names an image index or one image manifest; either
     // way the host resolves the image for its platform with its config.
     let top = read(OciRead::Manifest)?;
-    let manifest_list = top.get("manifests").is_some().then_some(top);
+    let manifest_list = top
+        .get("manifests")
+        .is_some()
+        .then(|| Rc::unwrap_or_clone(top));
     let resolved = read(OciRead::ManifestAndConfig)?;
     Ok(json!({
         "image": image,

@@ -603,9 +603,10 @@ fn run_rule(
     {
         let old_object = AdmissionRequest::new(ctx.request()).old_object().clone();
         let previous = ctx.swap_object(old_object);
-        // Kyverno checks the old object as a CREATE of it: no old object
-        // of its own (`SetResources(empty, old)`).
-        let previous_old = ctx.swap_old_object(Value::Null);
+        // Kyverno checks the old object as a CREATE of it, with an empty
+        // old object (`SetResources(empty, old)` leaves an empty map, where
+        // `request.oldObject.<field>` is an unknown key: an error, not null).
+        let previous_old = ctx.swap_old_object(Value::Object(serde_json::Map::new()));
         let operation = ctx.swap_operation("CREATE");
         let old = run_with_context(
             &compiled,
@@ -1096,6 +1097,18 @@ mod tests {
                 json!({"any": [{"resources": {"kinds": ["Pod"]},
                     "subjects": [{"kind": "User", "name": "alice"}]}]}),
                 latest,
+                RuleStatus::Fail,
+            ),
+            // The old object's pass has an empty old object: reading a field
+            // of it errors, so the new object's failure stands (Kyverno's
+            // immutable-label policies without an operation guard).
+            (
+                "old_object_fields_are_unknown_in_the_old_pass",
+                kinds(json!({})),
+                json!({"message": "immutable", "deny": {"conditions": {"all": [{
+                    "key": "{{ request.object.metadata.labels.stage }}",
+                    "operator": "NotEquals",
+                    "value": "{{ request.oldObject.metadata.labels.stage }}"}]}}}),
                 RuleStatus::Fail,
             ),
         ];

@@ -42,7 +42,7 @@ impl RegexCache {
 
 fn compile(pattern: &str, func: Func, budget: &mut Budget) -> Result<regex_lite::Regex, EvalError> {
     budget.charge_len(pattern.len())?;
-    regex_lite::Regex::new(pattern).map_err(|e| {
+    regex_lite::Regex::new(&kube_units::re2::to_regex_lite(pattern)).map_err(|e| {
         let e = e.to_string().replace('\n', " ");
         if func == Func::Matches {
             EvalError::msg(format!("error parsing regexp: {e}"))
@@ -113,6 +113,10 @@ mod tests {
             ("global_matches", "matches('abc', 'b')", "true"),
             ("unanchored", "'xabcx'.matches('abc')", "true"),
             ("no_match", "'abc'.matches('^b')", "false"),
+            // Go's syntax, not regex-lite's.
+            ("space_is_not_vertical_tab", r"'\v'.matches('\\s')", "false"),
+            ("quoted_text", r"'a.b'.matches('^\\Qa.b\\E$')", "true"),
+            ("octal_code", r"'a'.matches('\\141')", "true"),
             ("find_first", "'abc 123 def 456'.find('[0-9]+')", "123"),
             ("find_none_is_empty", "'abc'.find('[0-9]+')", ""),
             (

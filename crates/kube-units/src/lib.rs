@@ -1,7 +1,7 @@
 //! Kubernetes and Go units shared by the policy engine and its CEL
 //! interpreter: resource quantities (`500m`, `1Gi`) and Go durations
-//! (`1h30m`), blang semantic versions, and Go's string quoting for the
-//! error messages that repeat Go's.
+//! (`1h30m`), blang semantic versions, Go's string quoting for the
+//! error messages that repeat Go's, and Go's regex syntax for `regex-lite`.
 #![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
@@ -16,4 +16,5 @@
 pub mod duration;
 pub mod quantity;
 pub mod quote;
+pub mod re2;
 pub mod semver;

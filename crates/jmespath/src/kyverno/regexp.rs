@@ -9,7 +9,8 @@ use super::{arg, generic, iface_to_string, invalid_type, string_arg, FunctionErr
 
 /// Compiles `pattern` in the call (never cached), with Go's error prefix.
 fn compile(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| format!("error parsing regexp: {e}"))
+    Regex::new(&kube_units::re2::to_regex_lite(pattern))
+        .map_err(|e| format!("error parsing regexp: {e}"))
 }
 
 /// `regex_match(regex, string|number)`: `regexp.Match`, so the error of a
@@ -186,6 +187,21 @@ mod tests {
                 want,
                 "{case}"
             );
+        }
+    }
+
+    #[test]
+    fn patterns_are_read_as_go_reads_them() {
+        let cases = [
+            ("space_is_not_vertical_tab", r"\s", "\u{b}", false),
+            ("space", r"a\sb", "a b", true),
+            ("quoted_text", r"^\Qa.b\E$", "a.b", true),
+            ("quoted_text_is_literal", r"^\Qa.b\E$", "axb", false),
+            ("octal_code", r"^\141$", "a", true),
+        ];
+        for (case, pattern, text, want) in cases {
+            let got = is_match(&[Value::from(pattern), Value::from(text)]).unwrap();
+            assert_eq!(got, Value::Bool(want), "{case}");
         }
     }
 

@@ -1,0 +1,163 @@
+//! Go's RE2 regex syntax, rewritten where the `regex-lite` engine reads
+//! the same text differently: Go's `\s` leaves out `\v`, `\Q…\E` quotes
+//! literal text, and `\0`, `\012` or `\141` are octal character codes.
+//! Anything else is passed on unchanged (an escape `regex-lite` does not
+//! know still fails to compile, as most do in Go).
+
+use std::borrow::Cow;
+
+/// Go's `\s`: `[\t\n\f\r ]` (no vertical tab), as the members of a class.
+const SPACE: &str = r"\t\n\x0C\r ";
+
+/// `pattern` in the syntax `regex-lite` reads as Go reads `pattern`.
+pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
+    if !pattern.contains('\\') {
+        return Cow::Borrowed(pattern);
+    }
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut chars = pattern.char_indices().peekable();
+    // Whether the text is inside `[...]`.
+    let mut class = false;
+    while let Some((_, c)) = chars.next() {
+        if c != '\\' {
+            match (c, class) {
+                ('[', false) => {
+                    out.push(c);
+                    // `[^` and a leading `]` belong to the opening.
+                    if let Some(&(_, '^')) = chars.peek() {
+                        out.push('^');
+                        chars.next();
+                    }
+                    if let Some(&(_, ']')) = chars.peek() {
+                        out.push(']');
+                        chars.next();
+                    }
+                    class = true;
+                }
+                ('[', true) => {
+                    // `[:alpha:]` inside a class: copied whole.
+                    out.push(c);
+                    if let Some(&(_, ':')) = chars.peek() {
+                        for (_, d) in chars.by_ref() {
+                            out.push(d);
+                            if d == ']' {
+                                break;
+                            }
+                        }
+                    }
+                }
+                (']', true) => {
+                    class = false;
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+            continue;
+        }
+        let Some((_, e)) = chars.next() else {
+            // A trailing backslash: left for the engine to refuse.
+            out.push('\\');
+            break;
+        };
+        match e {
+            's' if class => out.push_str(SPACE),
+            's' => {
+                out.push('[');
+                out.push_str(SPACE);
+                out.push(']');
+            }
+            'S' if !class => {
+                out.push_str("[^");
+                out.push_str(SPACE);
+                out.push(']');
+            }
+            'Q' if !class => {
+                // Literal text up to `\E` or the end.
+                while let Some((_, q)) = chars.next() {
+                    if q == '\\' && matches!(chars.peek(), Some(&(_, 'E'))) {
+                        chars.next();
+                        break;
+                    }
+                    push_literal(&mut out, q);
+                }
+            }
+            '0'..='7' => {
+                // `\0` and `\1`–`\7` followed by an octal digit take up to
+                // three digits; a lone `\1`–`\7` is a backreference, which
+                // neither engine has.
+                let lone = e != '0' && !matches!(chars.peek(), Some(&(_, '0'..='7')));
+                if lone {
+                    out.push('\\');
+                    out.push(e);
+                    continue;
+                }
+                let mut code = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek() {
+                        Some(&(_, d @ '0'..='7')) => {
+                            code = code * 8 + d.to_digit(8).unwrap_or(0);
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                out.push_str(&format!("\\x{{{code:X}}}"));
+            }
+            _ => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `c` as a literal of the regex syntax.
+fn push_literal(out: &mut String, c: char) {
+    if c.is_ascii_punctuation() {
+        out.push('\\');
+    }
+    out.push(c);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_syntax_is_rewritten_where_regex_lite_reads_it_otherwise() {
+        let cases = [
+            ("no_escape_is_borrowed", "a.b*", "a.b*"),
+            ("space_leaves_out_vertical_tab", r"a\sb", r"a[\t\n\x0C\r ]b"),
+            ("not_space", r"\S+", r"[^\t\n\x0C\r ]+"),
+            ("space_in_a_class", r"[\sx]", r"[\t\n\x0C\r x]"),
+            ("quoted_text", r"\Qa.b\E+", r"a\.b+"),
+            ("quoted_to_the_end", r"x\Q(*", r"x\(\*"),
+            ("octal_three_digits", r"\141", r"\x{61}"),
+            ("octal_zero", r"\0", r"\x{0}"),
+            ("octal_stops_at_three", r"\1411", r"\x{61}1"),
+            ("octal_zero_then_eight", r"\08", r"\x{0}8"),
+            ("lone_backreference_kept", r"\1", r"\1"),
+            (
+                "other_escapes_kept",
+                r"\d\w\b\.\x{41}\pL",
+                r"\d\w\b\.\x{41}\pL",
+            ),
+            (
+                "closing_bracket_first_in_class",
+                r"[]\s]",
+                r"[]\t\n\x0C\r ]",
+            ),
+            ("negated_class", r"[^\s]", r"[^\t\n\x0C\r ]"),
+            (
+                "posix_class_kept",
+                r"[[:alpha:]\s]",
+                r"[[:alpha:]\t\n\x0C\r ]",
+            ),
+            ("trailing_backslash_kept", "a\\", "a\\"),
+        ];
+        for (name, go, lite) in cases {
+            assert_eq!(to_regex_lite(go), lite, "{name}");
+        }
+    }
+}

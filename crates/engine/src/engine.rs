@@ -8,9 +8,9 @@ use crate::autogen;
 use crate::cel;
 use crate::cluster::{Cached, Cluster};
 use crate::context::Context;
-use crate::context_entries::{load_context, Loaded};
+use crate::context_entries::{compile_context, load_context, Loaded};
 use crate::diagnostics::Diagnostics;
-use crate::exceptions::Exemptions;
+use crate::exceptions::{Exempted, Exemptions};
 use crate::foreach;
 use crate::json::Json;
 use crate::matching::{
@@ -281,7 +281,7 @@ pub fn evaluate(
         if let Some(exempted) = exemptions
             .as_mut()
             .filter(|_| consult)
-            .and_then(|e| e.for_rule(&rule.name, &ctx, cluster, delete))
+            .and_then(|e| exemptions_for(e, rule, &mut ctx, cluster, delete))
         {
             let pod_security = matches!(rule.validate.body, ValidationBody::PodSecurity(_));
             match exempted.controls {
@@ -340,6 +340,28 @@ pub fn evaluate(
     teardown.release(rules);
     teardown.release(generated);
     (outcomes, annotations)
+}
+
+/// What the exceptions do to `rule`, judged as Kyverno judges them: in the
+/// rule's context, so their conditions can read its context entries.
+fn exemptions_for(
+    exemptions: &mut Exemptions,
+    rule: &Rule,
+    ctx: &mut Context,
+    cluster: &Cached<'_>,
+    delete: bool,
+) -> Option<Exempted> {
+    if rule.context.is_empty() {
+        return exemptions.for_rule(&rule.name, ctx, cluster, delete);
+    }
+    // Loaded again: the rule's run has taken its entries back. The cluster
+    // answers from its cache.
+    let mut diags = Diagnostics::quiet();
+    let entries = compile_context(&rule.context, "", true, delete, &mut diags);
+    let loaded = load_context(&entries, ctx, cluster);
+    let exempted = exemptions.for_rule(&rule.name, ctx, cluster, delete);
+    loaded.undo(ctx);
+    exempted
 }
 
 /// The JSON of rule `index` in the order rules are evaluated: the
@@ -1298,6 +1320,20 @@ mod tests {
                 deny_on("nginx"),
                 json!({"conditions": {"any": [{"key": "{{ request.object.metadata.labels.team }}",
                     "operator": "Equals", "value": "a"}]}}),
+                Statuses::Verdict,
+                (RuleStatus::Skip, skipped, 1),
+            ),
+            (
+                // Kyverno loads the rule's context before it checks exceptions.
+                "exception_conditions_read_the_rule_s_context",
+                {
+                    let mut rule = deny_on("nginx");
+                    rule["context"] =
+                        json!([{"name": "teamName", "variable": {"value": "platform"}}]);
+                    rule
+                },
+                json!({"conditions": {"all": [{"key": "{{ teamName }}",
+                    "operator": "Equals", "value": "platform"}]}}),
                 Statuses::Verdict,
                 (RuleStatus::Skip, skipped, 1),
             ),

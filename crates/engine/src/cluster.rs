@@ -218,6 +218,16 @@ impl<'c> Cached<'c> {
             name: name.into(),
         })
     }
+
+    /// The labels of Namespace `name` (none when it has none).
+    pub fn namespace_labels(&self, name: &str) -> Result<serde_json::Map<String, Value>, String> {
+        Ok(self
+            .namespace(name)?
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default())
+    }
 }
 
 #[cfg(test)]

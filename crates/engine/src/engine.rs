@@ -172,20 +172,9 @@ pub fn evaluate(
             .iter()
             .chain(all().flat_map(|r| &r.validate.failure_action_overrides))
             .any(|o| o.namespace_selector.is_some());
-        if (overrides_select || all().any(needs_labels))
-            && target.object_kind != "Namespace"
-            && !target.namespace.is_empty()
-        {
-            match cluster.namespace(target.namespace) {
-                Ok(namespace) => {
-                    target.namespace_labels = Some(
-                        namespace
-                            .pointer("/metadata/labels")
-                            .and_then(Value::as_object)
-                            .cloned()
-                            .unwrap_or_default(),
-                    )
-                }
+        if (overrides_select || all().any(needs_labels)) && target.has_namespace_labels() {
+            match cluster.namespace_labels(target.namespace) {
+                Ok(labels) => target.namespace_labels = Some(labels),
                 Err(e) => missing.labels = Some(e),
             }
         }
@@ -193,11 +182,7 @@ pub fn evaluate(
         if all().enumerate().any(|(i, rule)| {
             needs_roles(rule) || (mentions_roles && raw(i).is_some_and(reads_roles))
         }) {
-            let user = roles::User {
-                username: target.username,
-                groups: target.groups.clone(),
-            };
-            match roles::resolve(&user, cluster) {
+            match roles::resolve(&target.requester(), cluster) {
                 Ok(found) => {
                     target.roles = Some(found.clone());
                     roles = Some(found);
@@ -215,10 +200,10 @@ pub fn evaluate(
             })
             .map(|(i, rule)| {
                 // Namespaces and cluster-scoped objects have no namespace labels.
-                let labels = if target.object_kind == "Namespace" || target.namespace.is_empty() {
-                    Some(&no_labels)
-                } else {
+                let labels = if target.has_namespace_labels() {
                     target.namespace_labels.as_ref()
+                } else {
+                    Some(&no_labels)
                 };
                 (i, failure_action(spec, rule, target.namespace, labels))
             })
@@ -654,16 +639,9 @@ fn run_rule(
 fn old_object_matches(rule: &Rule, request: &AdmissionRequest<'_>, cluster: &Cached<'_>) -> bool {
     let mut target = Target::for_old_object(request);
     if selects_by_namespace_labels(&rule.match_resources, rule.exclude.as_ref())
-        && target.object_kind != "Namespace"
-        && !target.namespace.is_empty()
+        && target.has_namespace_labels()
     {
-        target.namespace_labels = cluster.namespace(target.namespace).ok().map(|namespace| {
-            namespace
-                .pointer("/metadata/labels")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default()
-        });
+        target.namespace_labels = cluster.namespace_labels(target.namespace).ok();
     }
     rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
 }

@@ -158,29 +158,16 @@ impl<'s> Exemptions<'s> {
         }
         let view = AdmissionRequest::new(ctx.request());
         let mut target = Target::new(&view);
-        if target.object_kind != "Namespace"
-            && !target.namespace.is_empty()
-            && naming.iter().any(|e| needs_labels(e))
-        {
+        if target.has_namespace_labels() && naming.iter().any(|e| needs_labels(e)) {
             // Without the labels such an exception cannot select: the rule applies.
             if namespace_labels.is_none() {
-                *namespace_labels = cluster.namespace(target.namespace).ok().map(|namespace| {
-                    namespace
-                        .pointer("/metadata/labels")
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .unwrap_or_default()
-                });
+                *namespace_labels = cluster.namespace_labels(target.namespace).ok();
             }
             target.namespace_labels = namespace_labels.clone();
         }
         if naming.iter().any(|e| needs_roles(e)) {
             if roles.is_none() {
-                let user = roles::User {
-                    username: target.username,
-                    groups: target.groups.clone(),
-                };
-                *roles = roles::resolve(&user, cluster).ok();
+                *roles = roles::resolve(&target.requester(), cluster).ok();
             }
             target.roles = roles.clone();
         }

@@ -74,6 +74,20 @@ impl<'a> Target<'a> {
             roles: None,
         }
     }
+
+    /// Whether the request's Namespace has labels to select by: Namespaces
+    /// and cluster-scoped objects have none.
+    pub fn has_namespace_labels(&self) -> bool {
+        self.object_kind != "Namespace" && !self.namespace.is_empty()
+    }
+
+    /// The requester, as the cluster's role bindings name it.
+    pub fn requester(&self) -> crate::roles::User<'a> {
+        crate::roles::User {
+            username: self.username,
+            groups: self.groups.clone(),
+        }
+    }
 }
 
 impl<'a> Target<'a> {

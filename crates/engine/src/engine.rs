@@ -208,14 +208,9 @@ pub fn evaluate(
                 (i, failure_action(spec, rule, target.namespace, labels))
             })
             .collect();
-        exemptions = spec.exception_key().map(|key| {
-            Exemptions::new(
-                key,
-                &spec.exceptions,
-                target.namespace_labels.take(),
-                target.roles.take(),
-            )
-        });
+        exemptions = spec
+            .exception_key()
+            .map(|key| Exemptions::new(key, &spec.exceptions, target.roles.take()));
         selected
     };
     if selected.is_empty() {

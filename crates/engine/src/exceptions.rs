@@ -109,24 +109,18 @@ pub struct Exemptions<'s> {
     from_settings: &'s [PolicyException],
     /// Listed at the first need.
     from_cluster: Option<Vec<PolicyException>>,
-    /// The request's Namespace labels and the requester's roles, when rule
-    /// selection read them; otherwise read when an exception selects by them.
-    namespace_labels: Option<serde_json::Map<String, Value>>,
+    /// The requester's roles, when rule selection resolved them; otherwise
+    /// resolved when an exception selects by them. (The Namespace's labels
+    /// need no copy here: the cluster's cache answers them.)
     roles: Option<Roles>,
 }
 
 impl<'s> Exemptions<'s> {
-    pub fn new(
-        policy: String,
-        from_settings: &'s [PolicyException],
-        namespace_labels: Option<serde_json::Map<String, Value>>,
-        roles: Option<Roles>,
-    ) -> Self {
+    pub fn new(policy: String, from_settings: &'s [PolicyException], roles: Option<Roles>) -> Self {
         Self {
             policy,
             from_settings,
             from_cluster: None,
-            namespace_labels,
             roles,
         }
     }
@@ -144,7 +138,6 @@ impl<'s> Exemptions<'s> {
             policy,
             from_settings,
             from_cluster,
-            namespace_labels,
             roles,
         } = self;
         let listed = from_cluster.get_or_insert_with(|| self::from_cluster(cluster));
@@ -160,10 +153,7 @@ impl<'s> Exemptions<'s> {
         let mut target = Target::new(&view);
         if target.has_namespace_labels() && naming.iter().any(|e| needs_labels(e)) {
             // Without the labels such an exception cannot select: the rule applies.
-            if namespace_labels.is_none() {
-                *namespace_labels = cluster.namespace_labels(target.namespace).ok();
-            }
-            target.namespace_labels = namespace_labels.clone();
+            target.namespace_labels = cluster.namespace_labels(target.namespace).ok();
         }
         if naming.iter().any(|e| needs_roles(e)) {
             if roles.is_none() {

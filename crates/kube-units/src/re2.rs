@@ -15,20 +15,20 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
         return Cow::Borrowed(pattern);
     }
     let mut out = String::with_capacity(pattern.len() + 8);
-    let mut chars = pattern.char_indices().peekable();
+    let mut chars = pattern.chars().peekable();
     // Whether the text is inside `[...]`.
     let mut class = false;
-    while let Some((_, c)) = chars.next() {
+    while let Some(c) = chars.next() {
         if c != '\\' {
             match (c, class) {
                 ('[', false) => {
                     out.push(c);
                     // `[^` and a leading `]` belong to the opening.
-                    if let Some(&(_, '^')) = chars.peek() {
+                    if let Some(&'^') = chars.peek() {
                         out.push('^');
                         chars.next();
                     }
-                    if let Some(&(_, ']')) = chars.peek() {
+                    if let Some(&']') = chars.peek() {
                         out.push(']');
                         chars.next();
                     }
@@ -37,8 +37,8 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                 ('[', true) => {
                     // `[:alpha:]` inside a class: copied whole.
                     out.push(c);
-                    if let Some(&(_, ':')) = chars.peek() {
-                        for (_, d) in chars.by_ref() {
+                    if let Some(&':') = chars.peek() {
+                        for d in chars.by_ref() {
                             out.push(d);
                             if d == ']' {
                                 break;
@@ -54,7 +54,7 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
             }
             continue;
         }
-        let Some((_, e)) = chars.next() else {
+        let Some(e) = chars.next() else {
             // A trailing backslash: left for the engine to refuse.
             out.push('\\');
             break;
@@ -73,8 +73,8 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
             }
             'Q' if !class => {
                 // Literal text up to `\E` or the end.
-                while let Some((_, q)) = chars.next() {
-                    if q == '\\' && matches!(chars.peek(), Some(&(_, 'E'))) {
+                while let Some(q) = chars.next() {
+                    if q == '\\' && matches!(chars.peek(), Some(&'E')) {
                         chars.next();
                         break;
                     }
@@ -85,7 +85,7 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                 // `\0` and `\1`–`\7` followed by an octal digit take up to
                 // three digits; a lone `\1`–`\7` is a backreference, which
                 // neither engine has.
-                let lone = e != '0' && !matches!(chars.peek(), Some(&(_, '0'..='7')));
+                let lone = e != '0' && !matches!(chars.peek(), Some('0'..='7'));
                 if lone {
                     out.push('\\');
                     out.push(e);
@@ -93,13 +93,11 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                 }
                 let mut code = e.to_digit(8).unwrap_or(0);
                 for _ in 0..2 {
-                    match chars.peek() {
-                        Some(&(_, d @ '0'..='7')) => {
-                            code = code * 8 + d.to_digit(8).unwrap_or(0);
-                            chars.next();
-                        }
-                        _ => break,
-                    }
+                    let Some(digit) = chars.peek().and_then(|d| d.to_digit(8)) else {
+                        break;
+                    };
+                    code = code * 8 + digit;
+                    chars.next();
                 }
                 out.push_str(&format!("\\x{{{code:X}}}"));
             }

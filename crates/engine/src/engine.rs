@@ -16,6 +16,7 @@ use crate::json::Json;
 use crate::matching::{
     rule_applies, selector_matches, selects_by_namespace_labels, selects_by_roles, Target,
 };
+use crate::pattern::Bindings;
 use crate::pattern_body::{PatternBody, Resolved};
 use crate::policy;
 use crate::request::{AdmissionRequest, CelRequest};
@@ -566,7 +567,9 @@ fn run_rule(
             // Kyverno validates patterns only against a new object.
             return None;
         }
-        let new = run_static(&compiled, request.object());
+        // Wildcard label keys the new object binds stay bound for the old.
+        let bindings = Bindings::default();
+        let new = run_static(&compiled, request.object(), &bindings);
         if enforce
             && update
             && rule.validate.allow_existing_violations
@@ -575,7 +578,7 @@ fn run_rule(
         {
             // A violation the old object already had does not block the
             // update (Kyverno's allowExistingViolations default).
-            let old = run_static(&compiled, request.old_object());
+            let old = run_static(&compiled, request.old_object(), &bindings);
             if old.0 == RuleStatus::Fail {
                 return Some((RuleStatus::Skip, EXISTING_VIOLATION.into()));
             }
@@ -585,23 +588,36 @@ fn run_rule(
     if let Some(e) = ctx.images_error() {
         return Some((RuleStatus::Error, e.to_string()));
     }
-    // The patterns as the first pass substituted them: Kyverno substitutes
-    // a rule's patterns in place, so its old-object pass checks the old
-    // object against the new object's values.
-    let mut substituted = None;
-    let new = run_with_context(
+    run_both_passes(
         &compiled,
         ctx,
         cluster,
         delete,
-        &mut substituted,
+        enforce && update && rule.validate.allow_existing_violations,
         &mut reported.exemptible,
-    )?;
-    if enforce
-        && update
-        && rule.validate.allow_existing_violations
+    )
+}
+
+/// The rule over the new object and, when the first pass fails and
+/// `existing_may_excuse`, over the old object: a violation the old object
+/// already had does not block the update.
+fn run_both_passes(
+    compiled: &CompiledRule<'_>,
+    ctx: &mut Context,
+    cluster: &Cached<'_>,
+    delete: bool,
+    existing_may_excuse: bool,
+    exemptible: &mut bool,
+) -> Result2 {
+    let mut carried = Carried::default();
+    let new = run_with_context(compiled, ctx, cluster, delete, &mut carried, exemptible)?;
+    if existing_may_excuse
         && new.0 == RuleStatus::Fail
-        && old_object_matches(rule, &AdmissionRequest::new(ctx.request()), cluster)
+        && old_object_matches(
+            compiled.source(),
+            &AdmissionRequest::new(ctx.request()),
+            cluster,
+        )
     {
         let old_object = AdmissionRequest::new(ctx.request()).old_object().clone();
         let previous = ctx.swap_object(old_object);
@@ -610,14 +626,9 @@ fn run_rule(
         // `request.oldObject.<field>` is an unknown key: an error, not null).
         let previous_old = ctx.swap_old_object(Value::Object(serde_json::Map::new()));
         let operation = ctx.swap_operation("CREATE");
-        let old = run_with_context(
-            &compiled,
-            ctx,
-            cluster,
-            false,
-            &mut substituted,
-            &mut reported.exemptible,
-        );
+        // Kyverno loads the rule's context again for this pass: an entry
+        // computed from `request.object` now reads the old object.
+        let old = run_with_context(compiled, ctx, cluster, false, &mut carried, exemptible);
         ctx.swap_operation(&operation);
         ctx.swap_old_object(previous_old);
         ctx.swap_object(previous);
@@ -657,7 +668,7 @@ fn cannot_be_evaluated(rule: &Rule<'_>, delete: bool) -> (RuleStatus, String) {
 }
 
 /// A rule whose patterns have no variables and that needs no context.
-fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
+fn run_static(rule: &CompiledRule, resource: &Value, bindings: &Bindings) -> (RuleStatus, String) {
     let message = || {
         rule.text
             .raw_message
@@ -669,7 +680,7 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
         Some(Body::Pattern(PatternBody::Static { pattern, template })) => pattern_result(
             rule.text.name,
             message,
-            pattern.evaluate_within(resource, template),
+            pattern.evaluate_bound(resource, template, bindings),
         ),
         Some(Body::AnyPattern(ps)) => {
             let outcomes = ps.iter().filter_map(|p| p.evaluate_static(resource));
@@ -683,31 +694,43 @@ fn run_static(rule: &CompiledRule, resource: &Value) -> (RuleStatus, String) {
     }
 }
 
+/// A rule's patterns as Kyverno leaves them between its passes over the
+/// new and the old object: it substitutes their variables in place, so the
+/// old object is checked against the new object's values, and binds their
+/// wildcard label and annotation keys in place ([`Bindings`]).
+#[derive(Default)]
+struct Carried<'r, 'a> {
+    /// The patterns as the first pass substituted them.
+    substituted: Option<Vec<Resolved<'r, 'a>>>,
+    bindings: Bindings,
+}
+
 /// Loads the rule's context, checks its preconditions and runs its body.
-/// `substituted`: the patterns a first pass substituted, which a second
-/// pass reuses; kept here by the first. `exemptible`: set once the
-/// preconditions pass (see [`Reported::exemptible`]).
+/// `carried`: what an earlier pass left in the rule's patterns.
+/// `exemptible`: set once the preconditions pass (see
+/// [`Reported::exemptible`]).
 fn run_with_context<'r, 'a>(
     rule: &'r CompiledRule<'a>,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
-    substituted: &mut Option<Vec<Resolved<'r, 'a>>>,
+    carried: &mut Carried<'r, 'a>,
     exemptible: &mut bool,
 ) -> Result2 {
     let loaded = load_context(&rule.context, ctx, cluster);
-    let result = run_loaded(rule, ctx, cluster, delete, &loaded, substituted, exemptible);
+    let result = run_loaded(rule, ctx, cluster, delete, &loaded, carried, exemptible);
     loaded.undo(ctx);
     result
 }
 
+/// [`run_with_context`] with the rule's context `loaded`.
 fn run_loaded<'r, 'a>(
     rule: &'r CompiledRule<'a>,
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
     loaded: &Loaded,
-    substituted: &mut Option<Vec<Resolved<'r, 'a>>>,
+    carried: &mut Carried<'r, 'a>,
     exemptible: &mut bool,
 ) -> Result2 {
     let explain = |message: String| loaded.explain(message);
@@ -736,7 +759,8 @@ fn run_loaded<'r, 'a>(
             // Kyverno substitutes a pattern's variables before it skips the
             // pattern on DELETE: a variable that does not resolve is still
             // the rule's error.
-            let resolved = match substitute(std::slice::from_ref(p), ctx, substituted) {
+            let resolved = match substitute(std::slice::from_ref(p), ctx, &mut carried.substituted)
+            {
                 Ok(resolved) => resolved,
                 Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
@@ -751,7 +775,7 @@ fn run_loaded<'r, 'a>(
                 Ok(pattern) => pattern_result(
                     rule.text.name,
                     || message(ctx),
-                    pattern.evaluate(ctx.object()),
+                    pattern.evaluate_bound(ctx.object(), &carried.bindings),
                 ),
             }
         }
@@ -759,7 +783,7 @@ fn run_loaded<'r, 'a>(
             // Every pattern substituted and compiled before any runs: a
             // problem in any of them is the rule's error (on DELETE, only
             // the substitution, which Kyverno does before it skips).
-            let resolved = match substitute(ps, ctx, substituted) {
+            let resolved = match substitute(ps, ctx, &mut carried.substituted) {
                 Ok(resolved) => resolved,
                 Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
@@ -774,6 +798,8 @@ fn run_loaded<'r, 'a>(
                 Ok(patterns) => patterns,
                 Err(e) => return Some((RuleStatus::Error, explain(e))),
             };
+            // Kyverno copies an anyPattern through JSON before it checks
+            // it, so no wildcard key a pass binds outlives that pass.
             let object = ctx.object();
             any_pattern_result(
                 rule.text.name,
@@ -879,9 +905,14 @@ mod tests {
     use serde_json::json;
 
     /// An UPDATE of a Pod whose old and new objects both break the rule.
-    fn update_status(match_resources: Value, validate: Value) -> RuleStatus {
+    /// `validate` may carry the rule's `context` too, moved to the rule.
+    fn update_status(match_resources: Value, mut validate: Value) -> RuleStatus {
+        let context = validate
+            .as_object_mut()
+            .and_then(|v| v.remove("context"))
+            .unwrap_or(json!([]));
         let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
-            "match": match_resources, "validate": validate}]});
+            "match": match_resources, "context": context, "validate": validate}]});
         let pod = |label: &str| {
             json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": "p", "namespace": "default", "labels": {"stage": label}},
@@ -895,6 +926,56 @@ mod tests {
             .first()
             .map(|o| o.status)
             .unwrap_or(RuleStatus::Pass)
+    }
+
+    /// An Enforce rule over an UPDATE of a Pod from `old` labels to `new`.
+    fn relabel_status(validate: Value, new: Value, old: Value) -> RuleStatus {
+        let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate}]});
+        let pod = |labels: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "default", "labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+        };
+        let request = json!({"uid": "1", "operation": "UPDATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "userInfo": {"username": "alice"}, "object": pod(new), "oldObject": pod(old)});
+        outcomes_of(&settings, request)
+            .first()
+            .map(|o| o.status)
+            .unwrap_or(RuleStatus::Pass)
+    }
+
+    #[test]
+    fn wildcard_label_keys_the_new_object_binds_are_the_old_objects_keys() {
+        // The new `team-a` label is empty; the old object has `team-b` only.
+        // A pattern's key bound to `team-a` in the first pass is missing from
+        // the old object, which so fails too: an existing violation.
+        let labels = json!({"team-*": "?*"});
+        let cases = [
+            (
+                "pattern_keeps_the_binding",
+                json!({"pattern": {"metadata": {"labels": labels}}}),
+                RuleStatus::Skip,
+            ),
+            (
+                "pattern_with_variables_keeps_the_binding",
+                json!({"pattern": {"metadata": {"labels": labels,
+                    "name": "{{ request.object.metadata.name }}"}}}),
+                RuleStatus::Skip,
+            ),
+            // Kyverno copies an anyPattern before each pass: the old object
+            // binds `team-b`, passes, and the new violation stands.
+            (
+                "any_pattern_binds_afresh",
+                json!({"anyPattern": [{"metadata": {"labels": labels}}]}),
+                RuleStatus::Fail,
+            ),
+        ];
+        for (name, validate, want) in cases {
+            let got = relabel_status(validate, json!({"team-a": ""}), json!({"team-b": "x"}));
+            assert_eq!(got, want, "{name}");
+        }
     }
 
     /// Outcome of one rule on a CREATE of a Pod running `image`.
@@ -1104,6 +1185,19 @@ mod tests {
                     "key": "{{ request.object.metadata.labels.stage }}",
                     "operator": "NotEquals",
                     "value": "{{ request.oldObject.metadata.labels.stage }}"}]}}}),
+                RuleStatus::Fail,
+            ),
+            // Kyverno loads the rule's context again for the old object's
+            // pass: the entry now reads the old `stage: old`, which passes,
+            // so the new object's violation is not an existing one.
+            (
+                "context_entries_are_loaded_again_for_the_old_object",
+                kinds(json!({})),
+                json!({"message": "no new stage",
+                    "context": [{"name": "stage", "variable": {
+                        "jmesPath": "request.object.metadata.labels.stage"}}],
+                    "deny": {"conditions": {"all": [{
+                        "key": "{{ stage }}", "operator": "Equals", "value": "new"}]}}}),
                 RuleStatus::Fail,
             ),
         ];

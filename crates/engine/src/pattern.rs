@@ -55,6 +55,9 @@ pub struct MapPattern<'a> {
     /// How many of `entries` are Kyverno's phase one (conditional,
     /// equality, negation and existence anchors).
     phase_one: usize,
+    /// Whether a `metadata` entry may hold wildcard keys to bind
+    /// ([`expand_in_metadata`]).
+    holds_metadata: bool,
 }
 
 /// Where a map sits, for Kyverno's wildcard keys in `metadata.labels` and
@@ -296,8 +299,22 @@ impl<'a> Pattern<'a> {
     /// (`spec.template`, `spec.jobTemplate.spec.template` for a CronJob):
     /// the same checks, paths and messages, with no wrapper built.
     pub fn evaluate_within(&self, resource: &Value, template: &[&str]) -> Outcome {
-        let mut anchors = AnchorPresence::default();
-        match validate_within(resource, self, template, &ResPath::Root, &mut anchors) {
+        self.evaluate_bound(resource, template, &Bindings::default())
+    }
+
+    /// [`Pattern::evaluate_within`] with the wildcard keys earlier
+    /// evaluations of the same pattern bound (see [`Bindings`]).
+    pub fn evaluate_bound(
+        &self,
+        resource: &Value,
+        template: &[&str],
+        bindings: &Bindings,
+    ) -> Outcome {
+        let mut walk = Walk {
+            anchors: AnchorPresence::default(),
+            bindings,
+        };
+        match validate_within(resource, self, template, &ResPath::Root, &mut walk) {
             Ok(()) => Outcome::Pass,
             Err(e) if e.invalid => Outcome::Error(e.message),
             Err(e) if e.is_skip() => Outcome::Skip(e.message),
@@ -306,7 +323,7 @@ impl<'a> Pattern<'a> {
                 path: e.path,
                 message: e.message,
             },
-            Err(e) if anchors.keys_missing() || e.path.is_empty() => Outcome::Error(e.message),
+            Err(e) if walk.anchors.keys_missing() || e.path.is_empty() => Outcome::Error(e.message),
             Err(e) => Outcome::Fail {
                 explanation: e.explanation(),
                 path: e.path,
@@ -457,10 +474,12 @@ fn compile_map<'a>(
         .count();
     // Front entries are global anchors or hold anchors deeper down.
     let anchored_here = entries.iter().any(|e| e.phase() != Phase::Plain);
+    let holds_metadata = entries.iter().any(|e| e.key() == "metadata");
     MapPattern {
         entries,
         anchored: anchored_here,
         phase_one,
+        holds_metadata,
     }
 }
 
@@ -494,7 +513,12 @@ struct AnchorPresence<'p> {
 }
 
 impl<'p> AnchorPresence<'p> {
-    fn record(&mut self, pattern: &'p MapPattern<'_>, resource: &Map<String, Value>) {
+    fn record(
+        &mut self,
+        pattern: &'p MapPattern<'_>,
+        resource: &Map<String, Value>,
+        bindings: &Bindings,
+    ) {
         for entry in &pattern.entries {
             // Negations belong absent: Kyverno's `KeysAreMissing` leaves
             // them out (since kyverno#8953).
@@ -504,7 +528,7 @@ impl<'p> AnchorPresence<'p> {
             ) {
                 continue;
             }
-            let present = resource.contains_key(entry.key());
+            let present = resource.contains_key(bindings.key_of(entry).as_ref());
             match self.seen.iter_mut().find(|(raw, _)| *raw == entry.raw) {
                 Some((_, seen)) => *seen |= present,
                 None => self.seen.push((entry.raw, present)),
@@ -514,6 +538,90 @@ impl<'p> AnchorPresence<'p> {
 
     fn keys_missing(&self) -> bool {
         self.seen.iter().any(|(_, seen)| !seen)
+    }
+}
+
+/// Kyverno's `ExpandInMetadata`: before a map holding `metadata` is
+/// checked, each wildcard key of the pattern's `metadata.labels` and
+/// `metadata.annotations` is rewritten, in the pattern itself, to a
+/// resource key it matches. The rewrite outlives the check: later list
+/// elements checked against the same pattern, and the old object's pass of
+/// an UPDATE, see the key the first match bound.
+///
+/// A binding belongs to one pattern entry, known by where its key sits in
+/// the pattern's source text, which stays put while one rule is evaluated
+/// (the settings, or the substituted pattern both passes share).
+#[derive(Default)]
+pub struct Bindings(std::cell::Cell<Vec<(usize, String)>>);
+
+impl Bindings {
+    fn id(entry: &Entry<'_>) -> usize {
+        entry.raw.as_ptr() as usize
+    }
+
+    /// The key an entry stands for: its binding, or the key as written.
+    fn key_of<'e>(&self, entry: &'e Entry<'_>) -> std::borrow::Cow<'e, str> {
+        if !entry.bind_wildcard {
+            return entry.key().into();
+        }
+        let bound = self.0.take();
+        let id = Self::id(entry);
+        let key = bound.iter().find(|(i, _)| *i == id).map(|(_, k)| k.clone());
+        self.0.set(bound);
+        key.map_or_else(|| entry.key().into(), Into::into)
+    }
+
+    /// Binds `entry` to the first key of `tags` it matches, unless an
+    /// earlier check bound it (after a rewrite the key has no wildcard).
+    fn bind(&self, entry: &Entry<'_>, tags: &Map<String, Value>) {
+        let mut bound = self.0.take();
+        let id = Self::id(entry);
+        if !bound.iter().any(|(i, _)| *i == id) {
+            if let Some(key) = bound_wildcard_key(entry.key(), tags) {
+                bound.push((id, key.to_string()));
+            }
+        }
+        self.0.set(bound);
+    }
+}
+
+/// The state of one pattern check.
+struct Walk<'p, 'b> {
+    anchors: AnchorPresence<'p>,
+    bindings: &'b Bindings,
+}
+
+/// [`Bindings`]: binds the wildcard label and annotation keys under the
+/// `metadata` of `pattern` to the keys of the resource's, as Kyverno does
+/// before it checks the map (so even where an anchor then skips it).
+fn expand_in_metadata(
+    resource: &Map<String, Value>,
+    pattern: &MapPattern<'_>,
+    bindings: &Bindings,
+) {
+    let Some(Value::Object(metadata)) = resource.get("metadata") else {
+        return;
+    };
+    let Some(Ok(Pattern::Map(pattern_metadata))) = pattern
+        .entries
+        .iter()
+        .find(|e| e.key() == "metadata")
+        .map(|e| e.value.get())
+    else {
+        return;
+    };
+    for tags in &pattern_metadata.entries {
+        if !matches!(tags.key(), "labels" | "annotations") {
+            continue;
+        }
+        let Some(Value::Object(resource_tags)) = metadata.get(tags.key()) else {
+            continue;
+        };
+        if let Ok(Pattern::Map(pattern_tags)) = tags.value.get() {
+            for entry in pattern_tags.entries.iter().filter(|e| e.bind_wildcard) {
+                bindings.bind(entry, resource_tags);
+            }
+        }
     }
 }
 
@@ -543,15 +651,15 @@ fn validate_element<'p>(
     resource: &Value,
     pattern: &'p Pattern<'_>,
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
     match pattern {
         Pattern::Map(map) => {
             let Some(object) = resource.as_object() else {
                 return Err(not_a_map(resource, path));
             };
-            anchors.record(map, object);
-            validate_map(object, map, path, anchors)
+            walk.anchors.record(map, object, walk.bindings);
+            validate_map(object, map, path, walk)
         }
         Pattern::Array(items) => {
             let Some(list) = resource.as_array() else {
@@ -561,7 +669,7 @@ fn validate_element<'p>(
                 )
                 .detail(format!("expected a list but {}", found(resource))));
             };
-            validate_array(resource, list, items, path, anchors)
+            validate_array(resource, list, items, path, walk)
         }
         Pattern::Scalar(scalar) => {
             let ok = match resource {
@@ -593,17 +701,20 @@ fn validate_map<'p>(
     resource: &Map<String, Value>,
     pattern: &'p MapPattern<'_>,
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
     // Phase 1, the anchors: a skip is noted and the others still run; a
     // failure ends the map unless an anchor of this map skipped directly
     // (then the map skips). Phase 2, the other keys: any error ends it.
+    if pattern.holds_metadata {
+        expand_in_metadata(resource, pattern, walk.bindings);
+    }
     let phase_one = pattern.phase_one;
     let mut skips: Vec<PatternError> = Vec::new();
     let mut applied = 0usize;
     let direct_skip = |skips: &[PatternError]| skips.iter().any(|s| !s.gathered);
     for entry in pattern.entries.iter().take(phase_one) {
-        match handle_entry(resource, entry, path, anchors) {
+        match handle_entry(resource, entry, path, walk) {
             Ok(()) => applied += 1,
             Err(e) if e.invalid => return Err(e),
             Err(e) if e.is_skip() => skips.push(e),
@@ -620,8 +731,7 @@ fn validate_map<'p>(
         return Err(PatternError::new(path, message).gathered());
     }
     for entry in pattern.entries.iter().skip(phase_one) {
-        handle_entry(resource, entry, path, anchors)
-            .map_err(|e| e.within(entry.key().to_string()))?;
+        handle_entry(resource, entry, path, walk).map_err(|e| e.within(entry.key().to_string()))?;
     }
     Ok(())
 }
@@ -630,20 +740,17 @@ fn handle_entry<'p>(
     resource: &Map<String, Value>,
     entry: &'p Entry<'_>,
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
-    let key = if entry.bind_wildcard {
-        bound_wildcard_key(entry.key(), resource).unwrap_or(entry.key())
-    } else {
-        entry.key()
-    };
+    let key = walk.bindings.key_of(entry);
+    let key = key.as_ref();
     let current = ResPath::Key(path, key);
     let value = resource.get(key);
     // The value's pattern is asked for (and compiled, if deferred) only
     // where a check reads it.
     match entry.anchor {
         Some(AnchorKind::Condition) => match value {
-            Some(v) => validate_element(v, entry.value.get()?, &current, anchors)
+            Some(v) => validate_element(v, entry.value.get()?, &current, walk)
                 .map_err(|e| e.prefixed(CONDITIONAL_MISMATCH)),
             None => Err(PatternError::new(
                 &current,
@@ -653,12 +760,12 @@ fn handle_entry<'p>(
             )),
         },
         Some(AnchorKind::Global) => match value {
-            Some(v) => validate_element(v, entry.value.get()?, &current, anchors)
+            Some(v) => validate_element(v, entry.value.get()?, &current, walk)
                 .map_err(|e| e.prefixed(GLOBAL_MISMATCH)),
             None => Ok(()),
         },
         Some(AnchorKind::Equality) => match value {
-            Some(v) => validate_element(v, entry.value.get()?, &current, anchors),
+            Some(v) => validate_element(v, entry.value.get()?, &current, walk),
             None => Ok(()),
         },
         Some(AnchorKind::Negation) => match value {
@@ -670,7 +777,7 @@ fn handle_entry<'p>(
             None => Ok(()),
         },
         Some(AnchorKind::Existence) => match value {
-            Some(v) => validate_existence(v, entry.value.get()?, &current, anchors),
+            Some(v) => validate_existence(v, entry.value.get()?, &current, walk),
             None => Ok(()),
         },
         // `+(key)` is refused at compile time; like Kyverno, an unknown anchor
@@ -682,7 +789,7 @@ fn handle_entry<'p>(
             } else {
                 (key, current, value)
             };
-            plain_entry(value, key, entry.value.get()?, path, &current, anchors)
+            plain_entry(value, key, entry.value.get()?, path, &current, walk)
         }
     }
 }
@@ -695,7 +802,7 @@ fn plain_entry<'p>(
     pattern: &'p Pattern<'_>,
     path: &ResPath<'_>,
     current: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
     if let Pattern::Scalar(Scalar::String(s)) = pattern {
         if s.raw() == "*" {
@@ -707,7 +814,7 @@ fn plain_entry<'p>(
             };
         }
     }
-    validate_element(value.unwrap_or(&Value::Null), pattern, current, anchors)
+    validate_element(value.unwrap_or(&Value::Null), pattern, current, walk)
 }
 
 /// `pattern` under `template`'s keys, each a map of that one plain key
@@ -718,10 +825,10 @@ fn validate_within<'p>(
     pattern: &'p Pattern<'_>,
     template: &[&str],
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
     let Some((key, inner)) = template.split_first() else {
-        return validate_element(resource, pattern, path, anchors);
+        return validate_element(resource, pattern, path, walk);
     };
     let Some(object) = resource.as_object() else {
         return Err(not_a_map(resource, path));
@@ -729,7 +836,7 @@ fn validate_within<'p>(
     let current = ResPath::Key(path, key);
     let value = object.get(*key);
     let checked = if inner.is_empty() {
-        plain_entry(value, key, pattern, path, &current, anchors)
+        plain_entry(value, key, pattern, path, &current, walk)
     } else {
         // The next level is a map pattern, never `*`.
         validate_within(
@@ -737,7 +844,7 @@ fn validate_within<'p>(
             pattern,
             inner,
             &current,
-            anchors,
+            walk,
         )
     };
     checked.map_err(|e| e.within(key.to_string()))
@@ -771,7 +878,7 @@ fn validate_existence<'p>(
     resource: &Value,
     pattern: &'p Pattern<'_>,
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
     let Some(list) = resource.as_array() else {
         return Err(PatternError::new(
@@ -797,7 +904,7 @@ fn validate_existence<'p>(
         }
         let mut found = false;
         for (i, element) in list.iter().enumerate() {
-            match validate_element(element, item, &ResPath::Index(path, i), anchors) {
+            match validate_element(element, item, &ResPath::Index(path, i), walk) {
                 Ok(()) => {
                     found = true;
                     break;
@@ -822,7 +929,7 @@ fn validate_array<'p>(
     list: &[Value],
     patterns: &'p [Pattern<'_>],
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
 ) -> Check {
     let Some(first) = patterns.first() else {
         return Err(PatternError::new(path, "pattern Array empty".into()));
@@ -832,11 +939,11 @@ fn validate_array<'p>(
         Pattern::Map(_) => validate_elements(
             list.iter().map(|element| (element, first)),
             path,
-            anchors,
+            walk,
             |_| "[*]".into(),
         ),
         Pattern::Scalar(_) => {
-            validate_element(resource, first, path, anchors).map_err(|e| e.within("[*]".into()))
+            validate_element(resource, first, path, walk).map_err(|e| e.within("[*]".into()))
         }
         Pattern::Array(_) => {
             if list.len() < patterns.len() {
@@ -849,9 +956,7 @@ fn validate_array<'p>(
                     ),
                 ));
             }
-            validate_elements(list.iter().zip(patterns), path, anchors, |i| {
-                format!("[{i}]")
-            })
+            validate_elements(list.iter().zip(patterns), path, walk, |i| format!("[{i}]"))
         }
     }
 }
@@ -861,13 +966,13 @@ fn validate_array<'p>(
 fn validate_elements<'v, 'p, 'a: 'p>(
     pairs: impl Iterator<Item = (&'v Value, &'p Pattern<'a>)>,
     path: &ResPath<'_>,
-    anchors: &mut AnchorPresence<'p>,
+    walk: &mut Walk<'p, '_>,
     segment: impl Fn(usize) -> String,
 ) -> Check {
     let mut applied = 0;
     let mut skips = Vec::new();
     for (i, (element, pattern)) in pairs.enumerate() {
-        match validate_element(element, pattern, &ResPath::Index(path, i), anchors) {
+        match validate_element(element, pattern, &ResPath::Index(path, i), walk) {
             Ok(()) => applied += 1,
             Err(e) if e.is_skip() => skips.push(e.message),
             Err(e) => return Err(e.within(segment(i))),
@@ -1173,6 +1278,16 @@ mod tests {
                 json!({"metadata": {"annotations": {"replicas": "2"}}}), Outcome::Pass),
             ("wildcard_label_key_binds_beside_a_null_value", json!({"metadata": {"labels": {"app*": "?*", "n": null}}}),
                 json!({"metadata": {"labels": {"app1": "x"}}}), Outcome::Pass),
+            // ExpandInMetadata rewrites the pattern in place: the key the
+            // first element binds is the key later elements must have.
+            ("wildcard_label_key_stays_bound_across_list_elements",
+                json!({"items": [{"metadata": {"labels": {"app*": "?*"}}}]}),
+                json!({"items": [{"metadata": {"labels": {"app1": "x"}}}, {"metadata": {"labels": {"app2": "y"}}}]}),
+                fail("/items/1/metadata/labels/app1/", "resource value '<nil>' does not match '?*' at path /items/1/metadata/labels/app1/")),
+            ("wildcard_label_key_unbound_by_an_element_without_labels_binds_later",
+                json!({"items": [{"metadata": {"=(labels)": {"app*": "?*"}}}]}),
+                json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"labels": {"app2": "y"}}}]}),
+                Outcome::Pass),
             ("label_pattern_still_needs_the_labels", json!({"metadata": {"labels": {"app": 1}}}),
                 json!({"metadata": {"name": "a"}}),
                 fail("/metadata/labels/", "pattern and resource have different structures. Path: /metadata/labels/. Expected map[string]interface {}, found <nil>")),

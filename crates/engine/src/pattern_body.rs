@@ -8,7 +8,7 @@ use crate::json::Json;
 
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
-use crate::pattern::{Outcome, Pattern, MAX_DEPTH};
+use crate::pattern::{Bindings, Outcome, Pattern, MAX_DEPTH};
 use crate::references;
 use crate::variables::{has_variables, report_problems, Document};
 
@@ -187,6 +187,15 @@ impl Ready<'_, '_, '_> {
         match self {
             Ready::Compiled(p, template) => p.evaluate_within(resource, template),
             Ready::Rendered(p, template) => p.evaluate_within(resource, template),
+        }
+    }
+
+    /// [`Ready::evaluate`] with the wildcard keys bound by earlier passes
+    /// over the same pattern ([`Bindings`]).
+    pub fn evaluate_bound(&self, resource: &Value, bindings: &Bindings) -> Outcome {
+        match self {
+            Ready::Compiled(p, template) => p.evaluate_bound(resource, template, bindings),
+            Ready::Rendered(p, template) => p.evaluate_bound(resource, template, bindings),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::error::EvalError;
 use crate::functions::{no_overload, Func};
 use crate::value::{Str, Value};
 use crate::Budget;
+use kube_units::small_regex::Small;
 
 /// Regexes compiled during one request (one activation), so that a
 /// pattern used in a loop or by several expressions compiles once.
@@ -67,6 +68,14 @@ pub(crate) fn call<'a>(
 ) -> Result<Value<'a>, EvalError> {
     match (func, args) {
         (Func::Matches, [Value::String(s), Value::String(p)]) => {
+            // Most policy regexes are small enough to match without
+            // building an engine (a fresh instance per request pays for
+            // every build).
+            if let Some(small) = Small::compile(p) {
+                budget.charge_len(p.len())?;
+                charge_match(s, p, budget)?;
+                return Ok(Value::Bool(small.is_match(s)));
+            }
             let re = regexes.get(p, func, budget)?;
             charge_match(s, p, budget)?;
             Ok(Value::Bool(re.is_match(s)))

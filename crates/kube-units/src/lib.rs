@@ -18,3 +18,4 @@ pub mod quantity;
 pub mod quote;
 pub mod re2;
 pub mod semver;
+pub mod small_regex;

@@ -2,6 +2,7 @@
 //! Go's `regexp` semantics: unanchored matching, Go's replacement loop for
 //! empty matches and Go's `$name` / `${name}` expansion.
 
+use kube_units::small_regex::Small;
 use regex_lite::{Captures, Regex};
 use serde_json::Value;
 
@@ -20,6 +21,11 @@ pub(super) fn is_match(args: &[Value]) -> Result<Value, FunctionError> {
     let pattern = string_arg(name, args, 0)?;
     let text =
         iface_to_string(arg(args, 1)).ok_or_else(|| invalid_type(name, 2, "String or Real"))?;
+    // Most policy regexes are small enough to match without building an
+    // engine (a fresh instance per request pays for every build).
+    if let Some(small) = Small::compile(pattern) {
+        return Ok(Value::Bool(small.is_match(&text)));
+    }
     let regex = compile(pattern).map_err(FunctionError::new)?;
     Ok(Value::Bool(regex.is_match(&text)))
 }

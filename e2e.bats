@@ -59,6 +59,22 @@ run_with_session() {
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
 }
 
+@test "check the old object of an update for the label key the new object bound to a wildcard" {
+  run_policy team-label-wildcard.yaml namespace-update-empties-team-label.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "accept a conventional name by a small regex and a flagged one" {
+  run_policy namespace-name-regexes.yaml namespace-production.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
+@test "reject a name off the convention with the rule's message" {
+  run_policy namespace-name-regexes.yaml namespace-misnamed.json
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*Namespace `prod-bus-app` must be named `prod-<unit>-app<N>`.*') -ne 0 ]
+}
+
 @test "read a null new object from a plain context jmesPath on DELETE" {
   run_policy delete-context-jmespath.yaml namespace-delete.json
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]

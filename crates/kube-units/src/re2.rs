@@ -1,6 +1,7 @@
 //! Go's RE2 regex syntax, rewritten where the `regex-lite` engine reads
 //! the same text differently: Go's `\s` leaves out `\v`, `\Q…\E` quotes
-//! literal text, and `\0`, `\012` or `\141` are octal character codes.
+//! literal text, `\0`, `\012` or `\141` are octal character codes, and
+//! `\<` and `\>` are the characters, not word boundaries.
 //! Anything else is passed on unchanged (an escape `regex-lite` does not
 //! know still fails to compile, as most do in Go).
 
@@ -11,7 +12,7 @@ const SPACE: &str = r"\t\n\x0C\r ";
 
 /// `pattern` in the syntax `regex-lite` reads as Go reads `pattern`.
 pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
-    if !pattern.contains('\\') {
+    if !pattern.contains('\\') && !pattern.contains('[') {
         return Cow::Borrowed(pattern);
     }
     let mut out = String::with_capacity(pattern.len() + 8);
@@ -35,16 +36,25 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                     class = true;
                 }
                 ('[', true) => {
-                    // `[:alpha:]` inside a class: copied whole.
-                    out.push(c);
                     if let Some(&':') = chars.peek() {
+                        // `[:alpha:]` inside a class: copied whole.
+                        out.push(c);
                         for d in chars.by_ref() {
                             out.push(d);
                             if d == ']' {
                                 break;
                             }
                         }
+                    } else {
+                        // Go has no nested classes: `[` is itself.
+                        out.push_str("\\[");
                     }
+                }
+                // Go has no class set operations (`&&`, `~~`): the
+                // characters are themselves.
+                ('&' | '~', true) => {
+                    out.push('\\');
+                    out.push(c);
                 }
                 (']', true) => {
                     class = false;
@@ -101,6 +111,9 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                 }
                 out.push_str(&format!("\\x{{{code:X}}}"));
             }
+            // Go reads an escaped punctuation mark as itself; `regex-lite`
+            // reads `\<` and `\>` as word boundaries.
+            '<' | '>' => out.push(e),
             _ => {
                 out.push('\\');
                 out.push(e);
@@ -153,9 +166,35 @@ mod tests {
                 r"[[:alpha:]\t\n\x0C\r ]",
             ),
             ("trailing_backslash_kept", "a\\", "a\\"),
+            ("escaped_angle_brackets_are_literal", r"\<a\>", "<a>"),
+            ("nested_bracket_is_itself_in_a_class", "[[a]", r"[\[a]"),
+            (
+                "set_operators_are_themselves_in_a_class",
+                "[a&&b~~c]",
+                r"[a\&\&b\~\~c]",
+            ),
+            ("ampersand_outside_a_class_kept", "a&&b", "a&&b"),
+            ("escaped_angle_bracket_in_a_class", r"[\<x]", "[<x]"),
         ];
         for (name, go, lite) in cases {
             assert_eq!(to_regex_lite(go), lite, "{name}");
+        }
+    }
+
+    /// What the rewrites are for: `regex-lite` then matches as Go does.
+    #[test]
+    fn rewritten_patterns_match_as_go_matches_them() {
+        let cases = [
+            ("escaped_angle_bracket", r"^\<$", "<", true),
+            ("no_word_boundary", r"\<a", "a", false),
+            ("nested_bracket", "^[[a]+$", "[a[", true),
+            ("set_operator", "^[a&&b]$", "&", true),
+            ("set_operator_tilde", "^[a~~b]$", "~", true),
+        ];
+        for (name, pattern, text, want) in cases {
+            let regex = regex_lite::Regex::new(&to_regex_lite(pattern))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(regex.is_match(text), want, "{name}");
         }
     }
 }

@@ -690,4 +690,37 @@ mod tests {
         assert!(compared > 2_000, "only {compared} patterns compared");
         assert!(refused_by_both > 1_000, "only {refused_by_both} refused");
     }
+
+    /// Patterns of random characters, mostly the syntax's own: never a
+    /// panic, and agreement with `regex-lite` wherever `Small` compiles.
+    #[test]
+    fn small_agrees_with_regex_lite_on_random_characters() {
+        let chars = [
+            "a", "b", "(", ")", "[", "]", "{", "}", "|", "*", "+", "?", "^", "$", "\\", ".", "-",
+            ",", "0", "1", "2", ":", "P", "p", "d", "D", "w", "s", "<", ">", "_", "é", "n", "x",
+        ];
+        let alphabet = ["a", "b", "-", ".", "0", "1", " ", "\n", "é", "_", "]", "{"];
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut compared = 0;
+        for _ in 0..50_000 {
+            let len = 1 + rng.next() % 10;
+            let pattern: String = (0..len).map(|_| rng.pick(&chars)).collect();
+            let Some(small) = Small::compile(&pattern) else {
+                continue;
+            };
+            let lite = regex_lite::Regex::new(&crate::re2::to_regex_lite(&pattern))
+                .unwrap_or_else(|e| panic!("{pattern:?}: go refuses it: {e}"));
+            for _ in 0..10 {
+                let len = rng.next() % 6;
+                let text: String = (0..len).map(|_| rng.pick(&alphabet)).collect();
+                assert_eq!(
+                    small.is_match(&text),
+                    lite.is_match(&text),
+                    "{pattern:?} on {text:?}"
+                );
+            }
+            compared += 1;
+        }
+        assert!(compared > 2_000, "only {compared} patterns compared");
+    }
 }

@@ -12,7 +12,7 @@ const SPACE: &str = r"\t\n\x0C\r ";
 
 /// `pattern` in the syntax `regex-lite` reads as Go reads `pattern`.
 pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
-    if !pattern.contains('\\') && !pattern.contains('[') {
+    if !pattern.contains(['\\', '[', '{']) {
         return Cow::Borrowed(pattern);
     }
     let mut out = String::with_capacity(pattern.len() + 8);
@@ -60,6 +60,10 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                     class = false;
                     out.push(c);
                 }
+                // Go reads a `{` that does not open a repetition as itself;
+                // `regex-lite` refuses it or reads `{,n}` and `{01}` as
+                // repetitions.
+                ('{', false) if !opens_repetition(chars.clone()) => out.push_str("\\{"),
                 _ => out.push(c),
             }
             continue;
@@ -123,6 +127,34 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether the text after a `{` makes it Go's repetition: `n}`, `n,}` or
+/// `n,m}`, numbers without leading zeros (Go's `parseRepeat`).
+fn opens_repetition(mut rest: impl Iterator<Item = char>) -> bool {
+    // The number's digits, then what follows them.
+    let number = |rest: &mut dyn Iterator<Item = char>| -> Option<char> {
+        let first = rest.next()?;
+        let mut next = rest.next();
+        if !first.is_ascii_digit() || (first == '0' && next.is_some_and(|c| c.is_ascii_digit())) {
+            return None;
+        }
+        while next.is_some_and(|c| c.is_ascii_digit()) {
+            next = rest.next();
+        }
+        next
+    };
+    match number(&mut rest) {
+        Some('}') => true,
+        Some(',') => {
+            let mut rest = rest.peekable();
+            if rest.peek() == Some(&'}') {
+                return true;
+            }
+            number(&mut rest) == Some('}')
+        }
+        _ => false,
+    }
+}
+
 /// `c` as a literal of the regex syntax.
 fn push_literal(out: &mut String, c: char) {
     if c.is_ascii_punctuation() {
@@ -174,6 +206,17 @@ mod tests {
                 r"[a\&\&b\~\~c]",
             ),
             ("ampersand_outside_a_class_kept", "a&&b", "a&&b"),
+            ("repetition_kept", "a{2}b{1,}c{0,3}", "a{2}b{1,}c{0,3}"),
+            (
+                "brace_without_a_count_is_itself",
+                "^{[A-Z]+}$",
+                r"^\{[A-Z]+}$",
+            ),
+            ("brace_without_a_minimum_is_itself", "a{,3}", r"a\{,3}"),
+            ("brace_with_a_leading_zero_is_itself", "a{01}", r"a\{01}"),
+            ("brace_at_the_end_is_itself", "a{", r"a\{"),
+            ("brace_unclosed_is_itself", "a{2", r"a\{2"),
+            ("brace_in_a_class_kept", "[{]", "[{]"),
             ("escaped_angle_bracket_in_a_class", r"[\<x]", "[<x]"),
         ];
         for (name, go, lite) in cases {
@@ -190,6 +233,9 @@ mod tests {
             ("nested_bracket", "^[[a]+$", "[a[", true),
             ("set_operator", "^[a&&b]$", "&", true),
             ("set_operator_tilde", "^[a~~b]$", "~", true),
+            ("brace_as_itself", "^{[A-Z_]+}$", "{HOME}", true),
+            ("no_repetition_without_a_minimum", "^a{,3}$", "a{,3}", true),
+            ("repetition", "^a{2}$", "aa", true),
         ];
         for (name, pattern, text, want) in cases {
             let regex = regex_lite::Regex::new(&to_regex_lite(pattern))

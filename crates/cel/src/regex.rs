@@ -43,8 +43,13 @@ impl RegexCache {
 
 fn compile(pattern: &str, func: Func, budget: &mut Budget) -> Result<regex_lite::Regex, EvalError> {
     budget.charge_len(pattern.len())?;
-    regex_lite::Regex::new(&kube_units::re2::to_regex_lite(pattern)).map_err(|e| {
-        let e = e.to_string().replace('\n', " ");
+    let compiled = match kube_units::re2::refused_by_go(pattern) {
+        Some(e) => Err(e),
+        None => regex_lite::Regex::new(&kube_units::re2::to_regex_lite(pattern))
+            .map_err(|e| e.to_string()),
+    };
+    compiled.map_err(|e| {
+        let e = e.replace('\n', " ");
         if func == Func::Matches {
             EvalError::msg(format!("error parsing regexp: {e}"))
         } else {
@@ -157,6 +162,11 @@ mod tests {
                 "bad_regex_matches",
                 "'a'.matches('(')",
                 "error: error parsing regexp: ",
+            ),
+            (
+                "regex_go_refuses_is_error",
+                "'a'.matches('a{2}{3}')",
+                "error: error parsing regexp: invalid nested repetition operator: `{2}{3}`",
             ),
             (
                 "matches_on_int",

@@ -1869,6 +1869,11 @@ mod tests {
             assert_eq!(ok(name, &args), want, "{case}");
         }
         assert!(err("regex_match", &[json!("("), json!("a")]).starts_with("error parsing regexp: "));
+        // Go refuses what regex-lite would compile: the rule errors, as in Kyverno.
+        assert_eq!(
+            err("regex_match", &[json!("a**"), json!("a")]),
+            "error parsing regexp: invalid nested repetition operator: `**`"
+        );
         assert!(
             err("regex_replace_all", &[json!("("), json!("a"), json!("b")])
                 .starts_with("JMESPath function 'regex_replace_all': error parsing regexp: ")

@@ -127,32 +127,170 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Whether the text after a `{` makes it Go's repetition: `n}`, `n,}` or
-/// `n,m}`, numbers without leading zeros (Go's `parseRepeat`).
-fn opens_repetition(mut rest: impl Iterator<Item = char>) -> bool {
-    // The number's digits, then what follows them.
-    let number = |rest: &mut dyn Iterator<Item = char>| -> Option<char> {
-        let first = rest.next()?;
-        let mut next = rest.next();
-        if !first.is_ascii_digit() || (first == '0' && next.is_some_and(|c| c.is_ascii_digit())) {
-            return None;
+/// Whether the text after a `{` makes it Go's repetition.
+fn opens_repetition(rest: impl Iterator<Item = char>) -> bool {
+    repetition(rest).is_some()
+}
+
+/// Go's `parseRepeat` on the text after a `{`: `n}`, `n,}` or `n,m}`, with
+/// numbers without leading zeros. The minimum, the maximum (`None` for
+/// `n,}`) and how many characters the counts and the `}` take.
+fn repetition(mut rest: impl Iterator<Item = char>) -> Option<(u64, Option<u64>, usize)> {
+    let mut taken = 0;
+    // A number, and the character after its digits.
+    let mut number = |rest: &mut dyn Iterator<Item = char>| -> Option<(u64, Option<char>)> {
+        let first = rest.next()?.to_digit(10)?;
+        taken += 1;
+        let mut value = u64::from(first);
+        let mut digits = 1;
+        loop {
+            let next = rest.next();
+            taken += usize::from(next.is_some());
+            match next.and_then(|c| c.to_digit(10)) {
+                // No leading zeros.
+                Some(_) if first == 0 && digits == 1 => return None,
+                Some(d) => {
+                    value = value.saturating_mul(10).saturating_add(u64::from(d));
+                    digits += 1;
+                }
+                None => return Some((value, next)),
+            }
         }
-        while next.is_some_and(|c| c.is_ascii_digit()) {
-            next = rest.next();
-        }
-        next
     };
-    match number(&mut rest) {
-        Some('}') => true,
-        Some(',') => {
+    let (min, after) = number(&mut rest)?;
+    let bounds = match after? {
+        '}' => (min, Some(min)),
+        ',' => {
             let mut rest = rest.peekable();
             if rest.peek() == Some(&'}') {
-                return true;
+                taken += 1;
+                (min, None)
+            } else {
+                match number(&mut rest)? {
+                    (max, Some('}')) => (min, Some(max)),
+                    _ => return None,
+                }
             }
-            number(&mut rest) == Some('}')
         }
-        _ => false,
+        _ => return None,
+    };
+    Some((bounds.0, bounds.1, taken))
+}
+
+/// Go's error for a pattern Go refuses and `regex-lite` compiles: stacked
+/// repetitions (`a**`, `a{2}{3}`), counts over 1,000 or a minimum over the
+/// maximum, and flags other than `imsU` (`(?x)`). `None` for the others,
+/// which both read alike (or both refuse).
+pub fn refused_by_go(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let text = |range: std::ops::Range<usize>| -> String {
+        chars.get(range).unwrap_or_default().iter().collect()
+    };
+    let mut i = 0;
+    // Where the repetition just before started, if the last token was one.
+    let mut last_repeat: Option<usize> = None;
+    while let Some(&c) = chars.get(i) {
+        let start = i;
+        i += 1;
+        let repeat_end = match c {
+            '\\' => {
+                if chars.get(i) == Some(&'Q') {
+                    // Quoted text up to `\E`.
+                    while i < chars.len()
+                        && !(chars.get(i) == Some(&'\\') && chars.get(i + 1) == Some(&'E'))
+                    {
+                        i += 1;
+                    }
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+                None
+            }
+            '[' => {
+                i = class_end(&chars, i);
+                None
+            }
+            '(' if chars.get(i) == Some(&'?') => {
+                i += 1;
+                if !matches!(chars.get(i), Some(':' | '<' | 'P')) {
+                    while let Some(&f) = chars.get(i) {
+                        i += 1;
+                        match f {
+                            ')' | ':' => break,
+                            'i' | 'm' | 's' | 'U' | '-' => {}
+                            _ => {
+                                return Some(format!(
+                                    "invalid or unsupported Perl syntax: `{}`",
+                                    text(start..i)
+                                ))
+                            }
+                        }
+                    }
+                }
+                None
+            }
+            '*' | '+' | '?' => Some(i),
+            '{' => match repetition(chars.get(i..).unwrap_or_default().iter().copied()) {
+                Some((min, max, taken)) => {
+                    i += taken;
+                    if min > 1000 || max.is_some_and(|max| max > 1000 || max < min) {
+                        return Some(format!("invalid repeat count: `{}`", text(start..i)));
+                    }
+                    Some(i)
+                }
+                None => None,
+            },
+            _ => None,
+        };
+        last_repeat = match repeat_end {
+            Some(mut end) => {
+                // A lazy `?` belongs to the repetition.
+                if chars.get(end) == Some(&'?') {
+                    end += 1;
+                }
+                i = end;
+                if let Some(previous) = last_repeat {
+                    return Some(format!(
+                        "invalid nested repetition operator: `{}`",
+                        text(previous..end)
+                    ));
+                }
+                Some(start)
+            }
+            None => None,
+        };
     }
+    None
+}
+
+/// The index after the `]` that closes a class whose `[` ends before
+/// `at` (a leading `^` and `]` belong to the opening; `[:name:]` is one
+/// member; escapes are skipped).
+fn class_end(chars: &[char], mut at: usize) -> usize {
+    if chars.get(at) == Some(&'^') {
+        at += 1;
+    }
+    if chars.get(at) == Some(&']') {
+        at += 1;
+    }
+    while let Some(&c) = chars.get(at) {
+        at += 1;
+        match c {
+            ']' => return at,
+            '\\' => at += 1,
+            '[' if chars.get(at) == Some(&':') => {
+                while let Some(&d) = chars.get(at) {
+                    at += 1;
+                    if d == ']' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    at
 }
 
 /// `c` as a literal of the regex syntax.
@@ -214,6 +352,12 @@ mod tests {
             ),
             ("brace_without_a_minimum_is_itself", "a{,3}", r"a\{,3}"),
             ("brace_with_a_leading_zero_is_itself", "a{01}", r"a\{01}"),
+            (
+                "brace_with_a_leading_zero_maximum_is_itself",
+                "a{1,02}",
+                r"a\{1,02}",
+            ),
+            ("zero_count_kept", "a{0}b{0,0}", "a{0}b{0,0}"),
             ("brace_at_the_end_is_itself", "a{", r"a\{"),
             ("brace_unclosed_is_itself", "a{2", r"a\{2"),
             ("brace_in_a_class_kept", "[{]", "[{]"),
@@ -221,6 +365,62 @@ mod tests {
         ];
         for (name, go, lite) in cases {
             assert_eq!(to_regex_lite(go), lite, "{name}");
+        }
+    }
+
+    #[test]
+    fn patterns_go_refuses_and_regex_lite_compiles_are_refused_with_gos_error() {
+        let cases = [
+            (
+                "stacked_stars",
+                "a**",
+                Some("invalid nested repetition operator: `**`"),
+            ),
+            (
+                "stacked_after_lazy",
+                "a*?+",
+                Some("invalid nested repetition operator: `*?+`"),
+            ),
+            (
+                "stacked_counts",
+                "a{2}{3}",
+                Some("invalid nested repetition operator: `{2}{3}`"),
+            ),
+            (
+                "count_over_go_limit",
+                "a{1001}",
+                Some("invalid repeat count: `{1001}`"),
+            ),
+            (
+                "maximum_over_go_limit",
+                "a{2,1001}",
+                Some("invalid repeat count: `{2,1001}`"),
+            ),
+            (
+                "minimum_over_maximum",
+                "a{3,2}",
+                Some("invalid repeat count: `{3,2}`"),
+            ),
+            (
+                "extended_flag",
+                "(?x) a",
+                Some("invalid or unsupported Perl syntax: `(?x`"),
+            ),
+            ("lazy_star", "a*?", None),
+            ("lazy_count", "a{2,3}?b+", None),
+            ("star_then_literal_brace", "a*{x}", None),
+            ("stars_in_a_class", "[**]+", None),
+            ("escaped_stars", r"a\*\*", None),
+            ("quoted_stars", r"\Qa**\E", None),
+            ("flags", "(?i)a(?s:.)(?-m)b", None),
+            ("named_group", "(?P<n>a)+(?<m>b)*", None),
+            ("count_at_go_limit", "a{1000}", None),
+            // Not a repetition in Go: the brace is itself.
+            ("maximum_with_a_leading_zero", "a{1,02}", None),
+            ("posix_class", "[[:alpha:]]+", None),
+        ];
+        for (name, pattern, want) in cases {
+            assert_eq!(refused_by_go(pattern).as_deref(), want, "{name}");
         }
     }
 

@@ -359,7 +359,12 @@ impl Parser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.bump();
         }
-        let n: u32 = self.text.get(start..self.pos)?.parse().ok()?;
+        let digits = self.text.get(start..self.pos)?;
+        // Go reads `{01}` as text, not as a count.
+        if digits.len() > 1 && digits.starts_with('0') {
+            return None;
+        }
+        let n: u32 = digits.parse().ok()?;
         (n <= MAX_REPEAT).then_some(n)
     }
 
@@ -621,6 +626,7 @@ mod tests {
             ("reversed_range", "[z-a]"),
             ("brace_go_reads_as_literal", "a{,2}"),
             ("repeat_beyond_go_limit", "a{1001}"),
+            ("count_with_a_leading_zero_is_text_in_go", "a{01}"),
             ("too_many_positions", "a{200}"),
             ("empty_repetition_blowup", "((){1000}){1000}"),
             ("trailing_backslash", "a\\"),
@@ -657,7 +663,7 @@ mod tests {
             "a", "b", "c", "%", "-", "/", ".", r"\.", r"\d", r"\w", r"\s", r"\S", r"\D", "[a-c]",
             "[^b]", "[0-9]", "[]a]", "[-b]", "[a-]", r"[\w.]", "(", ")", "(?:", "(?P<n>", "|", "*",
             "+", "?", "??", "*?", "{2}", "{1,3}", "{0,}", "{0}", "{2,}", "^", "$", "é", r"\-",
-            r"\$", "[^\n]", "{", "}", "]",
+            r"\$", "[^\n]", "{", "}", "]", "{01}", "{1,02}", "{x}", "{,2}",
         ];
         let alphabet = [
             "a", "b", "c", "%", "-", "/", ".", "0", "7", " ", "\n", "\x0B", "é", "_",

@@ -10,6 +10,9 @@ use super::{arg, generic, iface_to_string, invalid_type, string_arg, FunctionErr
 
 /// Compiles `pattern` in the call (never cached), with Go's error prefix.
 fn compile(pattern: &str) -> Result<Regex, String> {
+    if let Some(e) = kube_units::re2::refused_by_go(pattern) {
+        return Err(format!("error parsing regexp: {e}"));
+    }
     Regex::new(&kube_units::re2::to_regex_lite(pattern))
         .map_err(|e| format!("error parsing regexp: {e}"))
 }

@@ -2,13 +2,49 @@
 //! Go's `regexp` semantics: unanchored matching, Go's replacement loop for
 //! empty matches and Go's `$name` / `${name}` expansion.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use kube_units::small_regex::Small;
 use regex_lite::{Captures, Regex};
 use serde_json::Value;
 
 use super::{arg, generic, iface_to_string, invalid_type, string_arg, FunctionError};
 
-/// Compiles `pattern` in the call (never cached), with Go's error prefix.
+thread_local! {
+    /// Engines compiled on this instance, by pattern: a projection calls a
+    /// regex function once per element, with the same pattern.
+    static ENGINES: RefCell<Vec<(Box<str>, Rc<Regex>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Enough for the distinct patterns of a policy; beyond, compile each time.
+const CACHED_ENGINES: usize = 32;
+
+/// The engine for `pattern`: one compiled earlier on this instance, or
+/// compiled now (and kept, while there is room).
+fn engine(pattern: &str) -> Result<Rc<Regex>, String> {
+    let cached = ENGINES.with(|cache| {
+        cache.try_borrow().ok().and_then(|c| {
+            c.iter()
+                .find(|(p, _)| &**p == pattern)
+                .map(|(_, r)| r.clone())
+        })
+    });
+    if let Some(regex) = cached {
+        return Ok(regex);
+    }
+    let regex = Rc::new(compile(pattern)?);
+    ENGINES.with(|cache| {
+        if let Ok(mut cache) = cache.try_borrow_mut() {
+            if cache.len() < CACHED_ENGINES {
+                cache.push((pattern.into(), regex.clone()));
+            }
+        }
+    });
+    Ok(regex)
+}
+
+/// Compiles `pattern`, with Go's error prefix.
 fn compile(pattern: &str) -> Result<Regex, String> {
     if let Some(e) = kube_units::re2::refused_by_go(pattern) {
         return Err(format!("error parsing regexp: {e}"));
@@ -29,7 +65,7 @@ pub(super) fn is_match(args: &[Value]) -> Result<Value, FunctionError> {
     if let Some(small) = Small::compile(pattern) {
         return Ok(Value::Bool(small.is_match(&text)));
     }
-    let regex = compile(pattern).map_err(FunctionError::new)?;
+    let regex = engine(pattern).map_err(FunctionError::new)?;
     Ok(Value::Bool(regex.is_match(&text)))
 }
 
@@ -44,7 +80,7 @@ pub(super) fn replace_all(
         iface_to_string(arg(args, 1)).ok_or_else(|| invalid_type(name, 2, "String or Real"))?;
     let replacement =
         iface_to_string(arg(args, 2)).ok_or_else(|| invalid_type(name, 3, "String or Real"))?;
-    let regex = compile(pattern).map_err(|e| generic(name, e))?;
+    let regex = engine(pattern).map_err(|e| generic(name, e))?;
     Ok(Value::String(go_replace_all(
         &regex,
         &text,

@@ -34,6 +34,11 @@ fn engine(pattern: &str) -> Result<Rc<Regex>, String> {
         return Ok(regex);
     }
     let regex = Rc::new(compile(pattern)?);
+    // A counted repetition can make a short pattern a large engine: only
+    // what stays small is kept.
+    if pattern.len() > 256 || pattern.contains('{') {
+        return Ok(regex);
+    }
     ENGINES.with(|cache| {
         if let Ok(mut cache) = cache.try_borrow_mut() {
             if cache.len() < CACHED_ENGINES {

@@ -5,9 +5,10 @@
 //! instructions and several fresh pages; these take a few hundred.
 //!
 //! [`Small::compile`] accepts Go's RE2 syntax without flags, Unicode or
-//! POSIX classes, word boundaries, octal or hexadecimal escapes, `\Q…\E`,
-//! or anchors other than a leading `^` and a trailing `$` of a pattern
-//! without top-level alternatives, and with at most [`MAX_POSITIONS`]
+//! POSIX classes, octal or hexadecimal escapes, `\Q…\E`, or assertions
+//! other than a leading `^` and `\b` / `\B` and a trailing `\b` / `\B`
+//! and `$` (`\bps\b`) of a pattern without top-level alternatives, and
+//! with at most [`MAX_POSITIONS`]
 //! characters once counted repetitions are written out. Anything else is
 //! `None` and left to `regex-lite`, which also gives Go's error for the
 //! patterns Go refuses: nothing `Small` accepts is refused by Go.
@@ -60,6 +61,11 @@ pub struct Small {
     last: u128,
     anchored_start: bool,
     anchored_end: bool,
+    /// A leading `\b` (`Some(true)`) or `\B` (`Some(false)`): a match
+    /// starts only where it holds.
+    lead: Option<bool>,
+    /// A trailing `\b` or `\B`: a match ends only where it holds.
+    trail: Option<bool>,
 }
 
 impl Small {
@@ -75,13 +81,19 @@ impl Small {
             depth: 0,
             anchored_start: false,
             anchored_end: false,
+            lead: None,
+            trail: None,
         };
         let (whole, alternatives) = parser.alternation()?;
         if parser.pos != pattern.len() {
             // An unbalanced `)`.
             return None;
         }
-        if (parser.anchored_start || parser.anchored_end) && alternatives > 1 {
+        let asserts = parser.anchored_start
+            || parser.anchored_end
+            || parser.lead.is_some()
+            || parser.trail.is_some();
+        if asserts && alternatives > 1 {
             return None;
         }
         let mut follow = parser.follow;
@@ -93,16 +105,22 @@ impl Small {
             last: whole.last | u128::from(whole.nullable),
             anchored_start: parser.anchored_start,
             anchored_end: parser.anchored_end,
+            lead: parser.lead,
+            trail: parser.trail,
         })
     }
 
     /// Whether `text` holds a match (Go's `MatchString`).
     pub fn is_match(&self, text: &str) -> bool {
-        let mut live: u128 = 1;
-        if !self.anchored_end && live & self.last != 0 {
+        let mut chars = text.chars().peekable();
+        let mut before = None;
+        // Bit 0: a match may start here.
+        let mut live = u128::from(holds(self.lead, None, chars.peek().copied()));
+        if !self.anchored_end && self.ends(live, None, chars.peek().copied()) {
             return true;
         }
-        for c in text.chars() {
+        while let Some(c) = chars.next() {
+            let after = chars.peek().copied();
             let mut reachable = 0u128;
             for p in bits(live) {
                 reachable |= self.follow.get(p).copied().unwrap_or(0);
@@ -113,19 +131,25 @@ impl Small {
                     next |= 1 << p;
                 }
             }
-            if !self.anchored_start {
+            if !self.anchored_start && holds(self.lead, Some(c), after) {
                 // A match may start at every character.
                 next |= 1;
             }
             live = next;
-            if live == 0 {
+            if live == 0 && self.anchored_start {
                 return false;
             }
-            if !self.anchored_end && live & self.last != 0 {
+            if !self.anchored_end && self.ends(live, Some(c), after) {
                 return true;
             }
+            before = Some(c);
         }
-        live & self.last != 0
+        self.ends(live, before, None)
+    }
+
+    /// Whether a match ends between `before` and `after`.
+    fn ends(&self, live: u128, before: Option<char>, after: Option<char>) -> bool {
+        live & self.last != 0 && holds(self.trail, before, after)
     }
 
     fn accepts(&self, position: usize, c: char) -> bool {
@@ -145,6 +169,14 @@ impl Small {
             }
         }
     }
+}
+
+/// Whether `\b` (`Some(true)`) or `\B` (`Some(false)`) holds between
+/// `before` and `after` (the text's ends are not word characters; word
+/// characters are ASCII, as in Go).
+fn holds(assertion: Option<bool>, before: Option<char>, after: Option<char>) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    assertion.is_none_or(|boundary| (word(before) != word(after)) == boundary)
 }
 
 /// The set bits of `set`, lowest first.
@@ -189,6 +221,8 @@ struct Parser<'p> {
     depth: usize,
     anchored_start: bool,
     anchored_end: bool,
+    lead: Option<bool>,
+    trail: Option<bool>,
 }
 
 impl Parser<'_> {
@@ -373,7 +407,8 @@ impl Parser<'_> {
         if self.atoms > MAX_ATOMS {
             return None;
         }
-        let at_start = self.pos == 0;
+        let start = self.pos;
+        let at_start = start == 0;
         let class = match self.bump()? {
             '(' => return self.group().map(Atom::Fragment),
             '[' => self.class()?,
@@ -384,6 +419,20 @@ impl Parser<'_> {
             }
             '$' if self.pos == self.text.len() => {
                 self.anchored_end = true;
+                return Some(Atom::Anchor);
+            }
+            '\\' if matches!(self.peek(), Some('b' | 'B')) => {
+                let boundary = self.bump() == Some('b');
+                let leading = start == 0 || (start == 1 && self.anchored_start);
+                let rest = self.text.get(self.pos..).unwrap_or_default();
+                if leading && self.lead.is_none() {
+                    self.lead = Some(boundary);
+                } else if matches!(rest, "" | "$") && self.trail.is_none() {
+                    self.trail = Some(boundary);
+                } else {
+                    // A word boundary inside the pattern.
+                    return None;
+                }
                 return Some(Atom::Anchor);
             }
             '\\' => self.escape()?,
@@ -599,6 +648,30 @@ mod tests {
             ("nullable_alternative", "a|", "zzz", true),
             ("end_anchor_only", "b$", "ab", true),
             ("end_anchor_only_miss", "b$", "ba", false),
+            (
+                "word_boundaries_find_a_word",
+                r"\bps\b",
+                "sh -c ps aux",
+                true,
+            ),
+            (
+                "word_boundaries_skip_a_longer_word",
+                r"\bps\b",
+                "psql",
+                false,
+            ),
+            ("word_boundary_at_the_text_start", r"\bps", "ps", true),
+            (
+                "word_boundary_after_underscore_fails",
+                r"\bps",
+                "_ps",
+                false,
+            ),
+            ("not_word_boundary_inside_a_word", r"\Bs\B", "ps", false),
+            ("not_word_boundary_between_letters", r"\Bs\B", "pso", true),
+            ("word_boundary_alone_needs_a_word", r"\b", "--", false),
+            ("word_boundary_alone_finds_a_word", r"\b", "-a-", true),
+            ("anchored_word_boundary", r"^\bx\b$", "x", true),
         ];
         for (name, pattern, text, want) in cases {
             let small = Small::compile(pattern).unwrap_or_else(|| panic!("{name}: not compiled"));
@@ -610,7 +683,9 @@ mod tests {
     fn patterns_outside_the_subset_are_left_to_the_regex_engine() {
         let cases = [
             ("flags", "(?i)abc"),
-            ("word_boundary", r"\bword\b"),
+            ("word_boundary_inside", r"a\bb"),
+            ("word_boundary_with_top_level_alternatives", r"\ba|b"),
+            ("repeated_word_boundary", r"\b*a"),
             ("unicode_class", r"\pL"),
             ("hex_escape", r"\x41"),
             ("octal_escape", r"\141"),
@@ -696,7 +771,7 @@ mod tests {
             "a", "b", "c", "%", "-", "/", ".", r"\.", r"\d", r"\w", r"\s", r"\S", r"\D", "[a-c]",
             "[^b]", "[0-9]", "[]a]", "[-b]", "[a-]", r"[\w.]", "(", ")", "(?:", "(?P<n>", "|", "*",
             "+", "?", "??", "*?", "{2}", "{1,3}", "{0,}", "{0}", "{2,}", "^", "$", "é", r"\-",
-            r"\$", "[^\n]", "{", "}", "]", "{01}", "{1,02}", "{x}", "{,2}",
+            r"\$", "[^\n]", "{", "}", "]", "{01}", "{1,02}", "{x}", "{,2}", r"\b", r"\B",
         ];
         let alphabet = [
             "a", "b", "c", "%", "-", "/", ".", "0", "7", " ", "\n", "\x0B", "é", "_",

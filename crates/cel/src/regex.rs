@@ -43,19 +43,16 @@ impl RegexCache {
 
 fn compile(pattern: &str, func: Func, budget: &mut Budget) -> Result<regex_lite::Regex, EvalError> {
     budget.charge_len(pattern.len())?;
-    let compiled = match kube_units::re2::refused_by_go(pattern) {
-        Some(e) => Err(e),
-        None => regex_lite::Regex::new(&kube_units::re2::to_regex_lite(pattern))
-            .map_err(|e| e.to_string()),
-    };
-    compiled.map_err(|e| {
-        let e = e.replace('\n', " ");
-        if func == Func::Matches {
-            EvalError::msg(format!("error parsing regexp: {e}"))
-        } else {
-            EvalError::msg(format!("Illegal regex: {e}"))
-        }
-    })
+    kube_units::re2::for_regex_lite(pattern)
+        .and_then(|text| regex_lite::Regex::new(&text).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            let e = e.replace('\n', " ");
+            if func == Func::Matches {
+                EvalError::msg(format!("error parsing regexp: {e}"))
+            } else {
+                EvalError::msg(format!("Illegal regex: {e}"))
+            }
+        })
 }
 
 /// Matching is linear in the text for each pattern state.

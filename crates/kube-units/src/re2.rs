@@ -63,7 +63,7 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
                 // Go reads a `{` that does not open a repetition as itself;
                 // `regex-lite` refuses it or reads `{,n}` and `{01}` as
                 // repetitions.
-                ('{', false) if !opens_repetition(chars.clone()) => out.push_str("\\{"),
+                ('{', false) if repetition(chars.clone()).is_none() => out.push_str("\\{"),
                 _ => out.push(c),
             }
             continue;
@@ -127,15 +127,12 @@ pub fn to_regex_lite(pattern: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Whether the text after a `{` makes it Go's repetition.
-fn opens_repetition(rest: impl Iterator<Item = char>) -> bool {
-    repetition(rest).is_some()
-}
-
 /// Go's `parseRepeat` on the text after a `{`: `n}`, `n,}` or `n,m}`, with
 /// numbers without leading zeros. The minimum, the maximum (`None` for
 /// `n,}`) and how many characters the counts and the `}` take.
-fn repetition(mut rest: impl Iterator<Item = char>) -> Option<(u64, Option<u64>, usize)> {
+pub(crate) fn repetition(
+    mut rest: impl Iterator<Item = char>,
+) -> Option<(u64, Option<u64>, usize)> {
     let mut taken = 0;
     // A number, and the character after its digits.
     let mut number = |rest: &mut dyn Iterator<Item = char>| -> Option<(u64, Option<char>)> {
@@ -177,11 +174,21 @@ fn repetition(mut rest: impl Iterator<Item = char>) -> Option<(u64, Option<u64>,
     Some((bounds.0, bounds.1, taken))
 }
 
+/// `pattern` as `regex-lite` should read it ([`to_regex_lite`]), or Go's
+/// error for a pattern Go refuses that `regex-lite` would compile
+/// ([`refused_by_go`]).
+pub fn for_regex_lite(pattern: &str) -> Result<Cow<'_, str>, String> {
+    match refused_by_go(pattern) {
+        Some(e) => Err(e),
+        None => Ok(to_regex_lite(pattern)),
+    }
+}
+
 /// Go's error for a pattern Go refuses and `regex-lite` compiles: stacked
 /// repetitions (`a**`, `a{2}{3}`), counts over 1,000 or a minimum over the
 /// maximum, and flags other than `imsU` (`(?x)`). `None` for the others,
 /// which both read alike (or both refuse).
-pub fn refused_by_go(pattern: &str) -> Option<String> {
+fn refused_by_go(pattern: &str) -> Option<String> {
     let chars: Vec<char> = pattern.chars().collect();
     let text = |range: std::ops::Range<usize>| -> String {
         chars.get(range).unwrap_or_default().iter().collect()

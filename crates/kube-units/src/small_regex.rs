@@ -365,41 +365,26 @@ impl Parser<'_> {
             Some('+') => (1, None),
             Some('?') => (0, Some(1)),
             Some('{') => {
-                self.bump();
-                let min = self.number()?;
-                let max = if self.peek() == Some(',') {
-                    self.bump();
-                    if self.peek() == Some('}') {
-                        None
-                    } else {
-                        Some(self.number()?)
-                    }
-                } else {
-                    Some(min)
+                // Go's counts, read as `to_regex_lite` reads them; `taken`
+                // ends with the `}`, which the bump below takes.
+                let rest = self.text.get(self.pos + 1..)?;
+                let (min, max, taken) = crate::re2::repetition(rest.chars())?;
+                let count = |n: u64| u32::try_from(n).ok().filter(|&n| n <= MAX_REPEAT);
+                let min = count(min)?;
+                let max = match max {
+                    Some(max) => Some(count(max)?),
+                    None => None,
                 };
-                if self.peek() != Some('}') || max.is_some_and(|max| max < min) {
+                if max.is_some_and(|max| max < min) {
                     return None;
                 }
+                self.pos += taken;
                 (min, max)
             }
             _ => return Some(None),
         };
         self.bump();
         Some(Some(bounds))
-    }
-
-    fn number(&mut self) -> Option<u32> {
-        let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.bump();
-        }
-        let digits = self.text.get(start..self.pos)?;
-        // Go reads `{01}` as text, not as a count.
-        if digits.len() > 1 && digits.starts_with('0') {
-            return None;
-        }
-        let n: u32 = digits.parse().ok()?;
-        (n <= MAX_REPEAT).then_some(n)
     }
 
     fn atom(&mut self) -> Option<Atom> {

@@ -51,10 +51,8 @@ fn engine(pattern: &str) -> Result<Rc<Regex>, String> {
 
 /// Compiles `pattern`, with Go's error prefix.
 fn compile(pattern: &str) -> Result<Regex, String> {
-    if let Some(e) = kube_units::re2::refused_by_go(pattern) {
-        return Err(format!("error parsing regexp: {e}"));
-    }
-    Regex::new(&kube_units::re2::to_regex_lite(pattern))
+    kube_units::re2::for_regex_lite(pattern)
+        .and_then(|text| Regex::new(&text).map_err(|e| e.to_string()))
         .map_err(|e| format!("error parsing regexp: {e}"))
 }
 

@@ -26,6 +26,32 @@ pub enum QueryError {
     Compile { query: String, error: CompileError },
     #[error("JMESPath query failed: {0}")]
     Search(SearchError),
+    /// The query names a context entry that failed to load. Kyverno loads
+    /// entries when a query first names them, so the query fails with
+    /// the entry's error, whatever else it would have read.
+    #[error("context entry `{name}` did not load: {error}")]
+    Unloaded { name: String, error: String },
+}
+
+/// Whether Kyverno's deferred loader for the entry `name` runs for
+/// `query`: its regex `(?:\A|\s|[^.0-9A-Za-z])NAME\b` finds the name
+/// not right after a `.` or a letter or digit, and not running on into a
+/// word character.
+pub fn names_entry(query: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let ends_in_word = name.chars().next_back().is_some_and(word);
+    query.match_indices(name).any(|(at, _)| {
+        let before = query.get(..at).and_then(|s| s.chars().next_back());
+        let after = query.get(at + name.len()..).and_then(|s| s.chars().next());
+        let starts = match before {
+            None => true,
+            Some(c) => c.is_ascii_whitespace() || !(c == '.' || c.is_ascii_alphanumeric()),
+        };
+        starts && after.is_some_and(word) != ends_in_word
+    })
 }
 
 /// Kyverno's `images` variable: the images of a Pod or pod controller.
@@ -89,9 +115,13 @@ impl<'q> ScopeEntries<'q> {
     }
 }
 
-/// Where [`Context::restore`] takes the entries back to.
+/// Where [`Context::restore`] takes the entries (and the failed ones)
+/// back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mark(usize);
+pub struct Mark {
+    entries: usize,
+    failed: usize,
+}
 
 /// The document queries read: the request's (`root`), with entries laid
 /// over it (rule and foreach `context` entries, foreach `element`s). An
@@ -102,6 +132,9 @@ pub struct Mark(usize);
 pub struct Context<'a> {
     root: Cow<'a, Value>,
     entries: Vec<(Cow<'a, str>, Cow<'a, Value>)>,
+    /// Context entries that failed to load, with why: a query that names
+    /// one fails ([`QueryError::Unloaded`]).
+    failed: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     /// Built by the first query that may read it (most rules never do, and
     /// it costs more than a small rule); its references are checked up
     /// front, which is all that can fail.
@@ -149,6 +182,7 @@ impl Context<'static> {
         Self {
             root: Cow::Owned(Value::Object(root)),
             entries: Vec::new(),
+            failed: Vec::new(),
             images: Images::Lazy(images),
             delete,
             images_error,
@@ -161,6 +195,7 @@ impl Context<'static> {
         Self {
             root: Cow::Owned(root),
             entries: Vec::new(),
+            failed: Vec::new(),
             images: Images::Lazy(OnceCell::from(None)),
             delete: false,
             images_error: OnceCell::from(None),
@@ -179,6 +214,11 @@ impl<'a> Context<'a> {
                 .entries
                 .iter()
                 .map(|(name, value)| (Cow::Borrowed(name.as_ref()), Cow::Borrowed(value.as_ref())))
+                .collect(),
+            failed: self
+                .failed
+                .iter()
+                .map(|(name, error)| (Cow::Borrowed(name.as_ref()), Cow::Borrowed(error.as_ref())))
                 .collect(),
             images: match &self.images {
                 Images::Shared(images) => Images::Shared(images),
@@ -234,6 +274,7 @@ impl<'a> Context<'a> {
 
     /// Runs a compiled query against the whole context.
     pub fn search<'q>(&'q self, query: &'q Query) -> Result<Cow<'q, Value>, QueryError> {
+        self.check_loaded(query)?;
         let scope = self.scope(query);
         query
             .search_in(self.root.as_ref(), scope.as_slice())
@@ -243,10 +284,26 @@ impl<'a> Context<'a> {
     /// [`Context::search`] for a list: its elements, borrowed where the
     /// context holds them.
     pub fn search_list<'q>(&'q self, query: &'q Query) -> Result<Vec<Cow<'q, Value>>, QueryError> {
+        self.check_loaded(query)?;
         let scope = self.scope(query);
         query
             .search_list_in(self.root.as_ref(), scope.as_slice())
             .map_err(QueryError::Search)
+    }
+
+    /// Fails a query that names an entry that did not load.
+    fn check_loaded(&self, query: &Query) -> Result<(), QueryError> {
+        match self
+            .failed
+            .iter()
+            .find(|(name, _)| names_entry(query.text(), name))
+        {
+            Some((name, error)) => Err(QueryError::Unloaded {
+                name: name.to_string(),
+                error: error.to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// What `query` sees over the document: `images` when it may read it,
@@ -298,20 +355,40 @@ impl<'a> Context<'a> {
     /// Lays an entry over the context; [`Context::restore`] with the mark
     /// takes it (and any set after it) away again.
     pub fn set(&mut self, name: &str, value: Value) -> Mark {
+        let mark = self.mark();
         self.entries
             .push((Cow::Owned(name.to_string()), Cow::Owned(value)));
-        Mark(self.entries.len() - 1)
+        mark
     }
 
     /// [`Context::set`] with a value the context borrows.
     pub fn set_borrowed(&mut self, name: Cow<'a, str>, value: &'a Value) -> Mark {
+        let mark = self.mark();
         self.entries.push((name, Cow::Borrowed(value)));
-        Mark(self.entries.len() - 1)
+        mark
     }
 
-    /// Undoes [`Context::set`] and what was set after it.
+    /// Records that the entry `name` failed to load: queries that name it
+    /// fail with `error` until [`Context::restore`] takes it away.
+    pub fn fail(&mut self, name: &str, error: String) -> Mark {
+        let mark = self.mark();
+        self.failed
+            .push((Cow::Owned(name.to_string()), Cow::Owned(error)));
+        mark
+    }
+
+    /// Where the context is now, for [`Context::restore`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            entries: self.entries.len(),
+            failed: self.failed.len(),
+        }
+    }
+
+    /// Undoes [`Context::set`] and [`Context::fail`] and what came after.
     pub fn restore(&mut self, mark: Mark) {
-        self.entries.truncate(mark.0);
+        self.entries.truncate(mark.entries);
+        self.failed.truncate(mark.failed);
     }
 
     /// Adds the requester's roles as Kyverno does (`request.roles`,
@@ -480,6 +557,44 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// Kyverno's deferred loader regex, `(?:\A|\s|[^.0-9A-Za-z])NAME\b`.
+    #[test]
+    fn queries_name_an_entry_as_kyvernos_deferred_loader_finds_it() {
+        let cases = [
+            ("the_whole_query", "data", true),
+            ("a_field_of_it", "data.items[0]", true),
+            ("after_an_operator", "x || data", true),
+            ("in_a_function_call", "length(data)", true),
+            ("after_an_underscore", "_data", true),
+            ("inside_a_string_literal", "'data'", true),
+            ("a_field_of_something_else", "request.data", false),
+            ("a_longer_name", "database", false),
+            ("after_a_letter", "mydata", false),
+            ("after_a_digit", "1data", false),
+            ("running_on_into_an_underscore", "data_x", false),
+            ("once_of_several", "mydata || data", true),
+        ];
+        for (name, query, want) in cases {
+            assert_eq!(names_entry(query, "data"), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_failed_entry_fails_the_queries_that_name_it_until_restored() {
+        let mut ctx = Context::from_value(json!({"other": 1}));
+        let mark = ctx.fail("data", "no such ConfigMap".into());
+        let err = ctx.query("data || 'fallback'").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "context entry `data` did not load: no such ConfigMap"
+        );
+        assert_eq!(ctx.query("other").unwrap(), json!(1));
+        let child = ctx.child();
+        assert!(child.query("data").is_err(), "a child sees the failure");
+        ctx.restore(mark);
+        assert_eq!(ctx.query("data || 'fallback'").unwrap(), json!("fallback"));
     }
 
     #[test]

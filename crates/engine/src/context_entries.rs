@@ -440,47 +440,32 @@ impl CompiledEntry {
 }
 
 /// What loading a context put into the context, to take it out again.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Loaded {
     /// Where the context was before the first entry loaded.
-    mark: Option<Mark>,
-    /// Entries that failed to load, with why: Kyverno loads lazily and a
-    /// failed entry only shows as a missing key later, so we keep the
-    /// reason for the message.
-    pub failures: Vec<(String, String)>,
+    mark: Mark,
 }
 
 impl Loaded {
-    /// Kyverno loads context entries lazily, so a failed entry surfaces
-    /// only as a missing key; this adds why it failed.
-    pub fn explain(&self, message: String) -> String {
-        let mut message = message;
-        for (name, why) in &self.failures {
-            if message.contains(&format!("Unknown key \"{name}\"")) {
-                message.push_str(&format!(" (context entry `{name}` did not load: {why})"));
-            }
-        }
-        message
-    }
-
     pub fn undo(self, ctx: &mut Context) {
-        if let Some(mark) = self.mark {
-            ctx.restore(mark);
-        }
+        ctx.restore(self.mark);
     }
 }
 
-/// Loads entries in order; each can read the ones before it.
+/// Loads entries in order; each can read the ones before it. An entry
+/// that fails is recorded, not fatal: Kyverno loads an entry when a query
+/// first names it, so only a query that names it fails.
 pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cached<'_>) -> Loaded {
-    let mut loaded = Loaded::default();
+    let mark = ctx.mark();
     for entry in entries {
         match entry.evaluate(ctx, cluster) {
             Ok(value) => {
-                let mark = ctx.set(&entry.name, value);
-                loaded.mark.get_or_insert(mark);
+                ctx.set(&entry.name, value);
             }
-            Err(e) => loaded.failures.push((entry.name.clone(), e)),
+            Err(e) => {
+                ctx.fail(&entry.name, e);
+            }
         }
     }
-    loaded
+    Loaded { mark }
 }

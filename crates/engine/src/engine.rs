@@ -8,7 +8,7 @@ use crate::autogen;
 use crate::cel;
 use crate::cluster::{Cached, Cluster};
 use crate::context::Context;
-use crate::context_entries::{compile_context, load_context, Loaded};
+use crate::context_entries::{compile_context, load_context};
 use crate::diagnostics::Diagnostics;
 use crate::exceptions::{Exempted, Exemptions};
 use crate::foreach;
@@ -718,7 +718,7 @@ fn run_with_context<'r, 'a>(
     exemptible: &mut bool,
 ) -> Result2 {
     let loaded = load_context(&rule.context, ctx, cluster);
-    let result = run_loaded(rule, ctx, cluster, delete, &loaded, carried, exemptible);
+    let result = run_loaded(rule, ctx, cluster, delete, carried, exemptible);
     loaded.undo(ctx);
     result
 }
@@ -729,17 +729,15 @@ fn run_loaded<'r, 'a>(
     ctx: &mut Context,
     cluster: &Cached<'_>,
     delete: bool,
-    loaded: &Loaded,
     carried: &mut Carried<'r, 'a>,
     exemptible: &mut bool,
 ) -> Result2 {
-    let explain = |message: String| loaded.explain(message);
     if let Some((status, message)) = rule
         .preconditions
         .as_ref()
         .and_then(|pre| preconditions_result(pre, ctx))
     {
-        return Some((status, explain(message)));
+        return Some((status, message));
     }
     *exemptible = true;
     let message = |ctx: &Context| match rule.text.message(Some(ctx)) {
@@ -762,13 +760,13 @@ fn run_loaded<'r, 'a>(
             let resolved = match substitute(std::slice::from_ref(p), ctx, &mut carried.substituted)
             {
                 Ok(resolved) => resolved,
-                Err(e) => return Some((RuleStatus::Error, explain(e))),
+                Err(e) => return Some((RuleStatus::Error, e)),
             };
             if delete {
                 return None;
             }
             let Some(resolved) = resolved.first() else {
-                return Some((RuleStatus::Error, explain("no pattern".into())));
+                return Some((RuleStatus::Error, "no pattern".into()));
             };
             match resolved.pattern() {
                 Err(e) => (RuleStatus::Error, e),
@@ -785,7 +783,7 @@ fn run_loaded<'r, 'a>(
             // the substitution, which Kyverno does before it skips).
             let resolved = match substitute(ps, ctx, &mut carried.substituted) {
                 Ok(resolved) => resolved,
-                Err(e) => return Some((RuleStatus::Error, explain(e))),
+                Err(e) => return Some((RuleStatus::Error, e)),
             };
             if delete {
                 return None;
@@ -796,7 +794,7 @@ fn run_loaded<'r, 'a>(
                 .collect::<Result<Vec<_>, _>>()
             {
                 Ok(patterns) => patterns,
-                Err(e) => return Some((RuleStatus::Error, explain(e))),
+                Err(e) => return Some((RuleStatus::Error, e)),
             };
             // Kyverno copies an anyPattern through JSON before it checks
             // it, so no wildcard key a pass binds outlives that pass.
@@ -821,7 +819,7 @@ fn run_loaded<'r, 'a>(
         Body::Cel(c) => c.evaluate(&cel_inputs(ctx.request(), ctx.cel_request(), None)),
         Body::Manifests(m) => m.evaluate(ctx.object(), false),
     };
-    Some((result.0, explain(result.1)))
+    Some(result)
 }
 
 /// The rule's patterns with their variables substituted: those a first
@@ -1203,6 +1201,55 @@ mod tests {
         ];
         for (name, match_resources, validate, want) in cases {
             assert_eq!(update_status(match_resources, validate), want, "{name}");
+        }
+    }
+
+    /// Kyverno loads a context entry when a query first names it: a failed
+    /// entry fails the queries that name it (a `||` fallback included),
+    /// and nothing else.
+    #[test]
+    fn a_failed_context_entry_fails_only_what_names_it() {
+        let missing = json!({"name": "team", "variable": {
+            "jmesPath": "request.object.metadata.labels.team"}});
+        let deny = |key: &str, value: &str| json!({"all": [{"key": key, "operator": "Equals", "value": value}]});
+        let cases = [
+            (
+                "a_fallback_does_not_hide_the_failure",
+                json!([missing]),
+                deny("{{ team || 'none' }}", "none"),
+                RuleStatus::Error,
+                "failed to resolve team || 'none' at path : context entry `team` did not load: failed to apply jmespath",
+            ),
+            (
+                "an_unnamed_failed_entry_is_harmless",
+                json!([missing]),
+                deny("{{ request.object.metadata.name }}", "p"),
+                RuleStatus::Fail,
+                "",
+            ),
+            (
+                "a_later_entry_that_reads_it_fails_too",
+                json!([missing, {"name": "upper", "variable": {"jmesPath": "to_upper(team)"}}]),
+                deny("{{ upper }}", "X"),
+                RuleStatus::Error,
+                "context entry `upper` did not load: failed to apply jmespath to_upper(team) to variable <nil>: context entry `team` did not load",
+            ),
+            (
+                "a_later_entry_with_a_default_takes_the_default",
+                json!([missing, {"name": "upper", "variable": {
+                    "jmesPath": "to_upper(team)", "default": "NONE"}}]),
+                deny("{{ upper }}", "NONE"),
+                RuleStatus::Fail,
+                "",
+            ),
+        ];
+        for (name, context, conditions, want, message) in cases {
+            let (got, text) = pod_rule_outcome(
+                "nginx",
+                json!({"context": context, "validate": {"message": "m", "deny": {"conditions": conditions}}}),
+            );
+            assert_eq!(got, want, "{name}: {text}");
+            assert!(text.contains(message), "{name}: {text}");
         }
     }
 

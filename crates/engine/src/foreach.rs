@@ -429,7 +429,6 @@ fn validate_element(
             }
         })
     })();
-    let result = result.map(|r| r.map(|(status, message)| (status, loaded.explain(message))));
     loaded.undo(ctx);
     result
 }

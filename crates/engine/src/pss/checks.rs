@@ -268,9 +268,24 @@ pub static CHECKS: &[Check] = &[
 /// newest revision of each check; a pinned version runs *every* revision up
 /// to it and reports each failure on its own, as Kyverno does.
 pub fn evaluate(baseline_only: bool, version: Version, meta: &Value, spec: &Value) -> Vec<Failure> {
+    evaluate_only(&[], baseline_only, version, meta, spec)
+}
+
+/// [`evaluate`] with only the checks `ids` names (all of them when empty):
+/// an exclusion reads only its control's results.
+pub fn evaluate_only(
+    ids: &[&str],
+    baseline_only: bool,
+    version: Version,
+    meta: &Value,
+    spec: &Value,
+) -> Vec<Failure> {
     let mut failures = Vec::new();
     for check in CHECKS {
         if baseline_only && check.level != Level::Baseline {
+            continue;
+        }
+        if !ids.is_empty() && !ids.contains(&check.id) {
             continue;
         }
         let revisions: Vec<&VersionedCheck> = match version {

@@ -192,6 +192,12 @@ run_with_session() {
   [ $(expr "$output" : '.*images must come from ghcr.io/acme/.*') -ne 0 ]
 }
 
+@test "fail a query that names a ConfigMap entry that did not load, fallback or not" {
+  run_with_session registries-from-missing-configmap.yaml pod-latest-root.json configmap-missing.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*context entry `registries` did not load: failed to retrieve config map.*') -ne 0 ]
+}
+
 @test "list pods with a label selector and a jmesPath (apiCall context)" {
   run_with_session frontend-pods-per-namespace.yaml pod-latest-root.json frontend-pods.yml
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]

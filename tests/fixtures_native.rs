@@ -15,9 +15,12 @@ struct Replay(session::Session);
 impl Cluster for Replay {
     fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
         let (namespace, operation, payload) = lookup.host_call();
+        // Worded as the module words a failed waPC host call, so the
+        // fixtures' messages hold on both paths.
         let answer = self
             .0
-            .answer(namespace, operation, payload.to_string().as_bytes())?;
+            .answer(namespace, operation, payload.to_string().as_bytes())
+            .map_err(|e| format!("cannot read {}: Host error: {e}", lookup.describe()))?;
         serde_json::from_slice(&answer).map_err(|e| e.to_string())
     }
 }

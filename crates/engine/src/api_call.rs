@@ -110,6 +110,14 @@ impl ApiPath {
     /// and an error then says what was guessed.
     pub fn fetch(&self, cluster: &Cached<'_>) -> Result<Rc<serde_json::Value>, String> {
         let found = kind_of(&self.group, &self.plural);
+        // The core group's resources are fixed: the API server answers any
+        // other plural with a 404, so an entry's `default` applies.
+        if found.guessed && self.group.is_empty() {
+            return Err(format!(
+                "the server could not find the requested resource (`{}` is not a core `v1` resource)",
+                self.plural
+            ));
+        }
         let (kind, guessed) = if found.guessed && !self.group.is_empty() {
             match self.kind_from_definition(cluster) {
                 Some(kind) => (kind, false),
@@ -283,6 +291,18 @@ mod tests {
                 _ => Err("not found".into()),
             }
         }
+    }
+
+    #[test]
+    fn an_unknown_core_resource_is_not_found_without_asking_the_host() {
+        let cluster = Lookups(Default::default());
+        let cached = Cached::new(&cluster);
+        let path = ApiPath::parse("/api/v1/namespaces/team-a/invalid");
+        assert_eq!(
+            path.map(|p| p.fetch(&cached)),
+            Ok(Err("the server could not find the requested resource (`invalid` is not a core `v1` resource)".into()))
+        );
+        assert!(cluster.0.borrow().is_empty(), "no host call");
     }
 
     #[test]

@@ -198,6 +198,12 @@ run_with_session() {
   [ $(expr "$output" : '.*context entry `registries` did not load: failed to retrieve config map.*') -ne 0 ]
 }
 
+@test "read a GlobalContextEntry given in the settings (globalReference context)" {
+  run_with_session pods-from-global-context.yaml pod-latest-root.json default-pods.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*namespace default already runs 2 pods: api, web.*') -ne 0 ]
+}
+
 @test "list pods with a label selector and a jmesPath (apiCall context)" {
   run_with_session frontend-pods-per-namespace.yaml pod-latest-root.json frontend-pods.yml
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]

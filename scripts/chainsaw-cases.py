@@ -38,7 +38,7 @@ CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentV
                   "ClusterPolicy", "GatewayClass", "ClusterPolicyReport", "VolumeSnapshotClass",
                   "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterClaim",
                   "CertificateSigningRequest", "ClusterSecretStore", "Provider", "ClusterServingRuntime",
-                  "TokenReview", "SelfSubjectAccessReview"}
+                  "TokenReview", "SelfSubjectAccessReview", "GlobalContextEntry", "ClusterCleanupPolicy"}
 ADMIN = {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
 KUBEADM_RBAC = [
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

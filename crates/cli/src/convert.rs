@@ -719,13 +719,7 @@ fn context_aware_resources(
         if overrides_select_namespaces(validate.and_then(|v| v.get("failureActionOverrides"))) {
             found.insert(namespace());
         }
-        let mut entries: Vec<&Json> = items(rule.get("context"));
-        let mut foreach: Vec<&Json> = items(validate.and_then(|v| v.get("foreach")));
-        while let Some(item) = foreach.pop() {
-            entries.extend(items(item.get("context")));
-            foreach.extend(items(item.get("foreach")));
-        }
-        for entry in entries {
+        for entry in entries_of(rule, validate) {
             if entry.get("configMap").is_some() {
                 found.insert(("v1".to_string(), "ConfigMap".to_string()));
             }
@@ -752,6 +746,16 @@ fn context_aware_resources(
             }
         }
         let cel = validate.and_then(|v| v.get("cel"));
+        for entry in entries_of(rule, validate) {
+            let Some(reference) = entry
+                .get("globalReference")
+                .and_then(|g| g.get("name"))
+                .and_then(Json::as_str)
+            else {
+                continue;
+            };
+            global_reference_resources(spec, name, reference, &mut found, report);
+        }
         if let Some(param_kind) = cel.and_then(|c| c.get("paramKind")) {
             let text = |key: &str| param_kind.get(key).and_then(Json::as_str).unwrap_or("");
             found.insert((text("apiVersion").to_string(), text("kind").to_string()));
@@ -769,6 +773,79 @@ fn context_aware_resources(
         }
     }
     found
+}
+
+/// A rule's context entries, its foreach's included.
+fn entries_of<'j>(rule: &'j Json, validate: Option<&'j Json>) -> Vec<&'j Json> {
+    let mut entries: Vec<&Json> = items(rule.get("context"));
+    let mut foreach: Vec<&Json> = items(validate.and_then(|v| v.get("foreach")));
+    while let Some(item) = foreach.pop() {
+        entries.extend(items(item.get("context")));
+        foreach.extend(items(item.get("foreach")));
+    }
+    entries
+}
+
+/// What a `globalReference` reads: the GlobalContextEntry's resource when
+/// the settings define the entry, else the entry from the cluster.
+fn global_reference_resources(
+    spec: &serde_json::Map<String, Json>,
+    rule: &str,
+    reference: &str,
+    found: &mut BTreeSet<(String, String)>,
+    report: &mut Report<'_>,
+) {
+    let entry_name = reference.split('.').next().unwrap_or_default();
+    let defined = spec
+        .get("globalContextEntries")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .find(|e| e.pointer("/metadata/name").and_then(Json::as_str) == Some(entry_name));
+    let Some(defined) = defined else {
+        for api_version in ["kyverno.io/v2beta1", "kyverno.io/v2alpha1"] {
+            found.insert((api_version.to_string(), "GlobalContextEntry".to_string()));
+        }
+        report.warn(format!(
+            "rule `{rule}`: the globalReference `{reference}` reads GlobalContextEntry `{entry_name}` from the cluster: add the kind that entry reads to `contextAwareResources` by hand, or define the entry in the settings' `globalContextEntries`"
+        ));
+        return;
+    };
+    let text = |pointer: &str| {
+        defined
+            .pointer(pointer)
+            .and_then(Json::as_str)
+            .unwrap_or("")
+    };
+    let url = match text("/spec/apiCall/urlPath") {
+        "" => {
+            let (group, version, resource) = (
+                text("/spec/kubernetesResource/group"),
+                text("/spec/kubernetesResource/version"),
+                text("/spec/kubernetesResource/resource"),
+            );
+            if group.is_empty() {
+                format!("/api/{version}/{resource}")
+            } else {
+                format!("/apis/{group}/{version}/{resource}")
+            }
+        }
+        url => url.to_string(),
+    };
+    match api_call_resource(&url) {
+        Ok((resource, guessed)) => {
+            if let Some(plural) = guessed {
+                report.warn(format!(
+                    "rule `{rule}`: GlobalContextEntry `{entry_name}` reads `{plural}`, guessed to be kind `{}`: check it, the policy may only read the kinds in `contextAwareResources`",
+                    resource.1
+                ));
+            }
+            found.insert(resource);
+        }
+        Err(problem) => report.warn(format!(
+            "rule `{rule}`: GlobalContextEntry `{entry_name}` {problem}: add what it reads to `contextAwareResources` by hand"
+        )),
+    }
 }
 
 fn items(value: Option<&Json>) -> Vec<&Json> {
@@ -1310,6 +1387,16 @@ mod tests {
                 json!([{"apiVersion": "example.com/v1", "kind": "Limits"}]),
             ),
             (
+                "global_reference_to_an_entry_in_the_settings",
+                json!({"globalContextEntries": [{"apiVersion": "kyverno.io/v2beta1", "kind": "GlobalContextEntry",
+                    "metadata": {"name": "deploys"},
+                    "spec": {"kubernetesResource": {"group": "apps", "version": "v1", "resource": "deployments"}}}]}),
+                with(
+                    json!({"context": [{"name": "n", "globalReference": {"name": "deploys", "jmesPath": "length(@)"}}]}),
+                ),
+                json!([{"apiVersion": "apps/v1", "kind": "Deployment"}]),
+            ),
+            (
                 "cel_namespace_object",
                 json!({}),
                 rule(
@@ -1352,6 +1439,25 @@ mod tests {
             ));
             assert_eq!(warnings, [expected], "{name}");
         }
+    }
+
+    #[test]
+    fn a_global_reference_to_the_clusters_entry_reads_it_and_is_warned_about() {
+        let mut r = rule(json!(["Pod"]), deny());
+        r["context"] = json!([{"name": "n", "globalReference": {"name": "deploys.count"}}]);
+        let (manifest, warnings) = converted(&cluster_policy(
+            json!({AUTOGEN_ANNOTATION: "none"}),
+            json!({"rules": [r]}),
+        ));
+        assert_eq!(
+            manifest["spec"]["contextAwareResources"],
+            json!([{"apiVersion": "kyverno.io/v2alpha1", "kind": "GlobalContextEntry"},
+                {"apiVersion": "kyverno.io/v2beta1", "kind": "GlobalContextEntry"}])
+        );
+        assert_eq!(
+            warnings,
+            ["p.yaml: document 1 (policy p): rule `r`: the globalReference `deploys.count` reads GlobalContextEntry `deploys` from the cluster: add the kind that entry reads to `contextAwareResources` by hand, or define the entry in the settings' `globalContextEntries`"]
+        );
     }
 
     #[test]

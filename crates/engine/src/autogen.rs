@@ -554,7 +554,12 @@ impl Rewrite {
                     reference: self.text(reference),
                     jmes_path: self.opt(jmes_path),
                 },
-                ContextSource::External { kind } => ContextSource::External { kind },
+                ContextSource::GlobalReference { name, jmes_path } => {
+                    ContextSource::GlobalReference {
+                        name: self.text(name),
+                        jmes_path: self.opt(jmes_path),
+                    }
+                }
             },
         }
     }

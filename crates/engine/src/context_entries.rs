@@ -12,6 +12,7 @@ use crate::api_call::{shape_of, ApiPath};
 use crate::cluster::{Cached, Lookup};
 use crate::context::{Context, Mark};
 use crate::diagnostics::{index_path, key_path, Diagnostics};
+use crate::global_context;
 use crate::image_data;
 use crate::jmespath::Query;
 use crate::settings::{ContextEntry, ContextSource};
@@ -54,6 +55,11 @@ enum Source {
     /// An image's data from its registry; the reference substituted first.
     ImageRegistry {
         reference: Template,
+        jmes_path: Option<JmesPath>,
+    },
+    /// A GlobalContextEntry's data; the name substituted first.
+    GlobalReference {
+        name: Template,
         jmes_path: Option<JmesPath>,
     },
 }
@@ -149,12 +155,20 @@ pub fn compile_context(
                     },
                 });
             }
-            ContextSource::External { kind } => diags.push(
-                &key_path(&p, kind),
-                format!(
-                    "`{kind}` context entries need cluster or registry access: not supported yet"
-                ),
-            ),
+            ContextSource::GlobalReference { name, jmes_path } => {
+                let gp = key_path(&p, "globalReference");
+                let template = compile_template(name, &key_path(&gp, "name"), delete, diags);
+                let jmes_path = jmes_path
+                    .as_ref()
+                    .map(|text| compile_jmes_path(text, &key_path(&gp, "jmesPath"), delete, diags));
+                out.push(CompiledEntry {
+                    name: entry.name.clone(),
+                    source: Source::GlobalReference {
+                        name: template,
+                        jmes_path,
+                    },
+                });
+            }
             ContextSource::Variable {
                 value,
                 jmes_path,
@@ -252,7 +266,44 @@ impl CompiledEntry {
                 reference,
                 jmes_path,
             } => self.image_registry(reference, jmes_path.as_ref(), ctx, cluster),
+            Source::GlobalReference { name, jmes_path } => {
+                self.global_reference(name, jmes_path.as_ref(), ctx, cluster)
+            }
         }
+    }
+
+    /// Kyverno's global context loader: the data of the GlobalContextEntry
+    /// (or its projection) the name gives, queried with `jmesPath`.
+    fn global_reference(
+        &self,
+        name: &Template,
+        jmes_path: Option<&JmesPath>,
+        ctx: &Context,
+        cluster: &Cached<'_>,
+    ) -> Result<Value, String> {
+        let entry = &self.name;
+        let reference = match name.render(ctx) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => crate::jmespath::go::sprint(&other),
+            Err(e) => {
+                return Err(format!(
+                    "failed to substitute variables in context entry {entry}: {e}"
+                ))
+            }
+        };
+        let data = global_context::data(&reference, cluster).map_err(|e| {
+            format!("failed to load global context data for context entry {entry}: {e}")
+        })?;
+        let Some(jmes_path) = jmes_path else {
+            return Ok(data);
+        };
+        let query = jmes_path.resolve(entry, ctx)?;
+        query.search(&data).map(Cow::into_owned).map_err(|e| {
+            format!(
+                "failed to apply JMESPath {} for context entry {entry}: {e}",
+                query.text()
+            )
+        })
     }
 
     /// Kyverno's image data loader: the image's `imageData`, queried with

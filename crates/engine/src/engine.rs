@@ -112,8 +112,9 @@ pub fn evaluate_settings(
         .get("rules")
         .and_then(Json::as_array)
         .unwrap_or_default();
-    let (outcomes, audit_annotations) =
-        evaluate(&spec, raw_rules, request, &Cached::new(cluster), options);
+    let cached = Cached::new(cluster);
+    crate::global_context::seed(&cached, &spec.global_context_entries);
+    let (outcomes, audit_annotations) = evaluate(&spec, raw_rules, request, &cached, options);
     let policy_name = spec.policy_name.clone();
     options.teardown.release(spec);
     Ok(Evaluation {

@@ -24,6 +24,7 @@ pub mod diagnostics;
 pub mod engine;
 pub mod exceptions;
 pub mod foreach;
+pub mod global_context;
 pub mod image_data;
 pub mod json;
 pub mod manifests;

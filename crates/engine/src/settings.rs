@@ -66,6 +66,10 @@ pub struct PolicySpec<'a> {
     pub policy_namespace: Option<String>,
     /// PolicyExceptions given with the settings (`exceptions`).
     pub exceptions: Vec<PolicyException>,
+    /// GlobalContextEntry manifests given with the settings
+    /// (`globalContextEntries`), checked, as `globalReference` entries read
+    /// them in place of the cluster's.
+    pub global_context_entries: Vec<(String, Value)>,
     /// `webhookConfiguration.failurePolicy`, else `failurePolicy`: with
     /// `Ignore`, Kyverno lets a request through when a rule errors.
     pub errors_block: bool,
@@ -372,8 +376,36 @@ pub enum ContextSource {
         reference: String,
         jmes_path: Option<String>,
     },
-    /// Sources that need a cluster or a registry; kept whole for the message.
-    External { kind: &'static str },
+    /// Data a `GlobalContextEntry` keeps (`name` is `entry` or
+    /// `entry.projection` and may hold variables), queried with `jmesPath`.
+    GlobalReference {
+        name: String,
+        jmes_path: Option<String>,
+    },
+}
+
+/// A Kyverno `GlobalContextEntry` (`kyverno.io/v2alpha1` or `v2beta1`):
+/// data Kyverno keeps for `globalReference` context entries, which this
+/// policy reads through the host capabilities on each request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalContextEntry {
+    pub name: String,
+    pub source: GlobalSource,
+    /// `name`, `jmesPath` (over the entry's data).
+    pub projections: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum GlobalSource {
+    /// Every object of a resource, in `namespace` or in all namespaces.
+    KubernetesResource {
+        group: String,
+        version: String,
+        resource: String,
+        namespace: Option<String>,
+    },
+    /// The answer to a Kubernetes API GET.
+    ApiCall { url_path: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -457,6 +489,7 @@ const SPEC_FIELDS: &[&str] = &[
     "autogenControllers",
     "policyName",
     "exceptions",
+    "globalContextEntries",
 ];
 
 /// A whole Kyverno policy given as settings: its `spec` is the policy.
@@ -616,6 +649,13 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         .into_iter()
         .filter_map(|(p, v)| parse_exception(v, &p, diags))
         .collect();
+    let global_context_entries: Vec<(String, Value)> = spec
+        .list("globalContextEntries", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            parse_global_context_entry(v, &p, diags).map(|entry| (entry.name, v.to_value()))
+        })
+        .collect();
     match &policy_name {
         None if !exceptions.is_empty() => diags.push(
             "exceptions",
@@ -649,6 +689,7 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         policy_name,
         policy_namespace: None,
         exceptions,
+        global_context_entries,
         errors_block,
     })
 }
@@ -688,25 +729,204 @@ fn parse_failure_policy(spec: &Fields<'_>, diags: &mut Diagnostics) -> bool {
 
 const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"];
 
+/// An `apiCall` (a context entry's or a global entry's) must be a GET of a
+/// Kubernetes path: the host capabilities make no other call.
+fn check_host_call(call: &Fields<'_>, path: &str, diags: &mut Diagnostics) {
+    if call.get("service").is_some() {
+        diags.push(
+            &key_path(path, "service"),
+            "calls to services are arbitrary HTTP requests, which Kubewarden's host capabilities cannot make; read Kubernetes resources with `urlPath`",
+        );
+    }
+    match call.string("method", diags).as_deref() {
+        None | Some("GET") => {}
+        Some(other) => diags.push(
+            &key_path(path, "method"),
+            format!("`{other}` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`)"),
+        ),
+    }
+}
+
+/// Opens a Kyverno resource manifest, checking its kind and version.
+fn open_manifest<'a>(
+    value: &'a Json<'a>,
+    path: &str,
+    want: &str,
+    versions: &[&str],
+    diags: &mut Diagnostics,
+) -> Option<Fields<'a>> {
+    let manifest = Fields::open(value, path, &[MANIFEST_FIELDS], diags)?;
+    let kind = manifest.string("kind", diags).unwrap_or_default();
+    let api_version = manifest.string("apiVersion", diags).unwrap_or_default();
+    if kind != want || !versions.contains(&api_version.as_str()) {
+        diags.push(
+            path,
+            format!(
+                "must be a `{want}` ({}), not a `{api_version}` `{kind}`",
+                versions.join(" or ")
+            ),
+        );
+        return None;
+    }
+    Some(manifest)
+}
+
+const GLOBAL_CONTEXT_API_VERSIONS: &[&str] =
+    &["kyverno.io/v2beta1", "kyverno.io/v2alpha1", "kyverno.io/v2"];
+
+/// Parses one `GlobalContextEntry` manifest, from the settings or the
+/// cluster, with the checks Kyverno's admission makes of it.
+pub fn parse_global_context_entry(
+    value: &Json<'_>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<GlobalContextEntry> {
+    let manifest = open_manifest(
+        value,
+        path,
+        "GlobalContextEntry",
+        GLOBAL_CONTEXT_API_VERSIONS,
+        diags,
+    )?;
+    let name = manifest
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if name.is_empty() {
+        diags.push(&manifest.path("metadata"), "`name` is required");
+    }
+    let Some(spec) = manifest.get("spec") else {
+        diags.push(path, "`spec` is required");
+        return None;
+    };
+    let spec = Fields::open(
+        spec,
+        &manifest.path("spec"),
+        &[&["kubernetesResource", "apiCall", "projections"]],
+        diags,
+    )?;
+    let source = match (spec.get("kubernetesResource"), spec.get("apiCall")) {
+        (Some(resource), None) => {
+            let rp = spec.path("kubernetesResource");
+            let r = Fields::open(
+                resource,
+                &rp,
+                &[&["group", "version", "resource", "namespace"]],
+                diags,
+            )?;
+            let group = r.string("group", diags).unwrap_or_default();
+            let version = r.string("version", diags).unwrap_or_default();
+            let resource = r.string("resource", diags).unwrap_or_default();
+            if group.is_empty() && version != "v1" {
+                diags.push(&rp, "needs `group` (only the core group's `v1` has none)");
+            }
+            if version.is_empty() {
+                diags.push(&rp, "needs `version`");
+            }
+            if resource.is_empty() {
+                diags.push(&rp, "needs `resource`");
+            }
+            GlobalSource::KubernetesResource {
+                group,
+                version,
+                resource,
+                namespace: r.string("namespace", diags).filter(|n| !n.is_empty()),
+            }
+        }
+        (None, Some(call)) => {
+            let ap = spec.path("apiCall");
+            let call = Fields::open(
+                call,
+                &ap,
+                &[&[
+                    "urlPath",
+                    "method",
+                    "data",
+                    "service",
+                    "jmesPath",
+                    "default",
+                    "refreshInterval",
+                    "retryLimit",
+                ]],
+                diags,
+            )?;
+            check_host_call(&call, &ap, diags);
+            if call.get("data").is_some() {
+                diags.push(
+                    &key_path(&ap, "data"),
+                    "is sent only with `POST`, which Kubewarden's host capabilities cannot make",
+                );
+            }
+            // Kyverno ignores these for a global entry: it stores the raw answer.
+            for ignored in ["jmesPath", "default"] {
+                if call.get(ignored).is_some() {
+                    diags.push(
+                        &key_path(&ap, ignored),
+                        "is not applied to a GlobalContextEntry's data (Kyverno ignores it there); use `projections` or the reference's `jmesPath`",
+                    );
+                }
+            }
+            let url_path = call.string("urlPath", diags).unwrap_or_default();
+            if url_path.is_empty() {
+                if call.get("service").is_none() {
+                    diags.push(&ap, "needs `urlPath`");
+                }
+            } else if let Err(e) = crate::api_call::ApiPath::parse(&url_path) {
+                diags.push(&key_path(&ap, "urlPath"), format!("`{url_path}`: {e}"));
+            }
+            GlobalSource::ApiCall { url_path }
+        }
+        _ => {
+            diags.push(
+                &spec.path("kubernetesResource"),
+                "a global context entry needs exactly one of `kubernetesResource` and `apiCall`",
+            );
+            return None;
+        }
+    };
+    let projections = spec
+        .list("projections", diags)
+        .into_iter()
+        .filter_map(|(p, v)| {
+            let f = Fields::open(v, &p, &[&["name", "jmesPath"]], diags)?;
+            let projection = f.string("name", diags).unwrap_or_default();
+            if projection.is_empty() {
+                diags.push(&p, "`name` is required");
+            } else if projection == name {
+                diags.push(
+                    &f.path("name"),
+                    "must differ from the global context entry's name",
+                );
+            }
+            let jmes_path = f.string("jmesPath", diags).unwrap_or_default();
+            if let Err(e) = crate::jmespath::Query::compile(&jmes_path) {
+                diags.push(&f.path("jmesPath"), format!("`{jmes_path}`: {e}"));
+            }
+            Some((projection, jmes_path))
+        })
+        .collect();
+    Some(GlobalContextEntry {
+        name,
+        source,
+        projections,
+    })
+}
+
 /// Parses one `PolicyException` manifest, from the settings or the cluster.
 pub fn parse_exception(
     value: &Json<'_>,
     path: &str,
     diags: &mut Diagnostics,
 ) -> Option<PolicyException> {
-    let manifest = Fields::open(value, path, &[MANIFEST_FIELDS], diags)?;
-    let kind = manifest.string("kind", diags).unwrap_or_default();
-    let api_version = manifest.string("apiVersion", diags).unwrap_or_default();
-    if kind != "PolicyException" || !EXCEPTION_API_VERSIONS.contains(&api_version.as_str()) {
-        diags.push(
-            path,
-            format!(
-                "must be a `PolicyException` ({}), not a `{api_version}` `{kind}`",
-                EXCEPTION_API_VERSIONS.join(" or ")
-            ),
-        );
-        return None;
-    }
+    let manifest = open_manifest(
+        value,
+        path,
+        "PolicyException",
+        EXCEPTION_API_VERSIONS,
+        diags,
+    )?;
     let metadata = manifest.get("metadata");
     let meta = |key: &str| {
         metadata
@@ -1376,19 +1596,7 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         &[&["urlPath", "method", "data", "service", "jmesPath", "default"]],
                         diags,
                     )?;
-                    if call.get("service").is_some() {
-                        diags.push(
-                            &key_path(&ap, "service"),
-                            "calls to services are arbitrary HTTP requests, which Kubewarden's host capabilities cannot make; read Kubernetes resources with `urlPath`",
-                        );
-                    }
-                    match call.string("method", diags).as_deref() {
-                        None | Some("GET") => {}
-                        Some(other) => diags.push(
-                            &key_path(&ap, "method"),
-                            format!("`{other}` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`)"),
-                        ),
-                    }
+                    check_host_call(&call, &ap, diags);
                     let url_path = call.string("urlPath", diags).unwrap_or_default();
                     if url_path.is_empty() && call.get("service").is_none() {
                         diags.push(&ap, "needs `urlPath`");
@@ -1422,7 +1630,19 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         jmes_path: registry.string("jmesPath", diags),
                     }
                 }
-                [kind] => ContextSource::External { kind },
+                ["globalReference"] => {
+                    let gp = e.path("globalReference");
+                    let reference =
+                        Fields::open(e.get("globalReference")?, &gp, &[&["name", "jmesPath"]], diags)?;
+                    let name = reference.string("name", diags).unwrap_or_default();
+                    if name.is_empty() {
+                        diags.push(&gp, "needs `name`: the GlobalContextEntry (`entry` or `entry.projection`)");
+                    }
+                    ContextSource::GlobalReference {
+                        name,
+                        jmes_path: reference.string("jmesPath", diags),
+                    }
+                }
                 _ => {
                     diags.push(
                         &p,

@@ -188,6 +188,11 @@ with open(out_path, "w") as out:
                     if api.startswith("policies.kyverno.io/") or api.startswith("admissionregistration"):
                         bad = bad or "other policy kinds"
                         continue
+                    if kind == "CustomResourceDefinition" and (doc.get("spec") or {}).get("scope") == "Cluster":
+                        # A CRD applied by the test makes its kind cluster-scoped.
+                        crd_kind = ((doc.get("spec") or {}).get("names") or {}).get("kind")
+                        if crd_kind:
+                            CLUSTER_SCOPED.add(crd_kind)
                     doc = copy.deepcopy(doc)
                     meta = doc.setdefault("metadata", {})
                     if kind not in CLUSTER_SCOPED and not meta.get("namespace"):

@@ -118,13 +118,13 @@ impl ApiPath {
                 self.plural
             ));
         }
-        let (kind, guessed) = if found.guessed && !self.group.is_empty() {
+        let (kind, guessed) = if found.guessed {
             match self.kind_from_definition(cluster) {
                 Some(kind) => (kind, false),
                 None => (found.kind, true),
             }
         } else {
-            (found.kind, found.guessed)
+            (found.kind, false)
         };
         let lookup = self.lookup(kind.clone());
         cluster.fetch(&lookup).map_err(|e| {

@@ -297,8 +297,20 @@ impl CompiledEntry {
         let Some(jmes_path) = jmes_path else {
             return Ok(data);
         };
+        self.query_data(jmes_path, &data, ctx)
+    }
+
+    /// `data` (an API call's or a global context entry's) queried with the
+    /// entry's `jmesPath`, a failure worded as Kyverno's loaders word it.
+    fn query_data(
+        &self,
+        jmes_path: &JmesPath,
+        data: &Value,
+        ctx: &Context,
+    ) -> Result<Value, String> {
+        let entry = &self.name;
         let query = jmes_path.resolve(entry, ctx)?;
-        query.search(&data).map(Cow::into_owned).map_err(|e| {
+        query.search(data).map(Cow::into_owned).map_err(|e| {
             format!(
                 "failed to apply JMESPath {} for context entry {entry}: {e}",
                 query.text()
@@ -377,13 +389,7 @@ impl CompiledEntry {
         let Some(jmes_path) = jmes_path else {
             return Ok(Rc::unwrap_or_clone(response));
         };
-        let query = jmes_path.resolve(entry, ctx)?;
-        query.search(&response).map(Cow::into_owned).map_err(|e| {
-            format!(
-                "failed to apply JMESPath {} for context entry {entry}: {e}",
-                query.text()
-            )
-        })
+        self.query_data(jmes_path, &response, ctx)
     }
 
     /// Kyverno's ConfigMap loader: the object's `data` and `metadata`, from
@@ -490,23 +496,11 @@ impl CompiledEntry {
     }
 }
 
-/// What loading a context put into the context, to take it out again.
-#[derive(Debug)]
-pub struct Loaded {
-    /// Where the context was before the first entry loaded.
-    mark: Mark,
-}
-
-impl Loaded {
-    pub fn undo(self, ctx: &mut Context) {
-        ctx.restore(self.mark);
-    }
-}
-
 /// Loads entries in order; each can read the ones before it. An entry
 /// that fails is recorded, not fatal: Kyverno loads an entry when a query
-/// first names it, so only a query that names it fails.
-pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cached<'_>) -> Loaded {
+/// first names it, so only a query that names it fails. Returns where the
+/// context was before, for [`Context::restore`] to take the entries out.
+pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cached<'_>) -> Mark {
     let mark = ctx.mark();
     for entry in entries {
         match entry.evaluate(ctx, cluster) {
@@ -518,5 +512,5 @@ pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cach
             }
         }
     }
-    Loaded { mark }
+    mark
 }

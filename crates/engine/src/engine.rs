@@ -340,9 +340,9 @@ fn exemptions_for(
     // answers from its cache.
     let mut diags = Diagnostics::quiet();
     let entries = compile_context(&rule.context, "", true, delete, &mut diags);
-    let loaded = load_context(&entries, ctx, cluster);
+    let mark = load_context(&entries, ctx, cluster);
     let exempted = exemptions.for_rule(&rule.name, ctx, cluster, delete);
-    loaded.undo(ctx);
+    ctx.restore(mark);
     exempted
 }
 
@@ -718,13 +718,13 @@ fn run_with_context<'r, 'a>(
     carried: &mut Carried<'r, 'a>,
     exemptible: &mut bool,
 ) -> Result2 {
-    let loaded = load_context(&rule.context, ctx, cluster);
+    let mark = load_context(&rule.context, ctx, cluster);
     let result = run_loaded(rule, ctx, cluster, delete, carried, exemptible);
-    loaded.undo(ctx);
+    ctx.restore(mark);
     result
 }
 
-/// [`run_with_context`] with the rule's context `loaded`.
+/// [`run_with_context`] with the rule's context loaded.
 fn run_loaded<'r, 'a>(
     rule: &'r CompiledRule<'a>,
     ctx: &mut Context,

@@ -367,7 +367,7 @@ fn validate_element(
     budget: &mut Budget,
 ) -> Result<Option<(RuleStatus, String)>, Uncompiled> {
     let each = foreach.each()?;
-    let loaded = load_context(&each.context, ctx, cluster);
+    let mark = load_context(&each.context, ctx, cluster);
     let result = (|| {
         if let Some(result) = each
             .preconditions
@@ -429,7 +429,7 @@ fn validate_element(
             }
         })
     })();
-    loaded.undo(ctx);
+    ctx.restore(mark);
     result
 }
 

@@ -157,6 +157,8 @@ with open(out_path, "w") as out:
         spec = test.get("spec") or {}
         ns_default = spec.get("namespace") or EPHEMERAL
         policies, cluster, exceptions = {}, {}, []
+        # A CRD a test applies changes scopes for that test only.
+        cluster_scoped = set(CLUSTER_SCOPED)
         cases, bad = [], None
         for si, step in enumerate(spec.get("steps") or []):
             for oi, op in enumerate(step_ops(folder, step)):
@@ -192,12 +194,12 @@ with open(out_path, "w") as out:
                         # A CRD applied by the test makes its kind cluster-scoped.
                         crd_kind = ((doc.get("spec") or {}).get("names") or {}).get("kind")
                         if crd_kind:
-                            CLUSTER_SCOPED.add(crd_kind)
+                            cluster_scoped.add(crd_kind)
                     doc = copy.deepcopy(doc)
                     meta = doc.setdefault("metadata", {})
-                    if kind not in CLUSTER_SCOPED and not meta.get("namespace"):
+                    if kind not in cluster_scoped and not meta.get("namespace"):
                         meta["namespace"] = ns_default
-                    if kind in CLUSTER_SCOPED:
+                    if kind in cluster_scoped:
                         meta.pop("namespace", None)
                     if kind == "Namespace" and meta.get("name"):
                         # The API server labels every Namespace with its name.

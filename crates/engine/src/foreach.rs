@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use crate::cluster::Cached;
 use crate::conditions::CompiledConditions;
-use crate::context::Context;
+use crate::context::{Context, QueryError};
 use crate::context_entries::{compile_context, load_context, CompiledEntry};
 use crate::diagnostics::Diagnostics;
-use crate::jmespath::Query;
+use crate::jmespath::{Query, SearchError};
 use crate::pattern::Outcome;
 use crate::pattern_body::{PatternBody, Resolved};
 use crate::results::{
@@ -257,16 +257,22 @@ fn evaluate_within(
     let mut list_error = None;
     for foreach in list {
         let found = match &foreach.list {
-            Ok(query) => ctx.search_list(query).map_err(|e| e.to_string()),
-            Err(e) => Err(e.clone()),
+            // A missing field is the common error: it is told apart without
+            // writing the message out.
+            Ok(query) => ctx.search_list(query).map_err(|e| match e {
+                QueryError::Search(SearchError::NotFound(_)) => None,
+                e => Some(e.to_string()),
+            }),
+            Err(e) => Err(Some(e.clone())),
         };
         let elements = match found {
             Ok(items) => items,
             // An absent variable skips the foreach; another error skips it
             // too, but is the rule's error if no other list applied (as
-            // Kyverno's `validateForEach` does).
+            // Kyverno's `validateForEach` does, telling them apart by the
+            // message).
             Err(e) => {
-                if !e.contains("Unknown key") {
+                if let Some(e) = e.filter(|e| !e.contains("Unknown key")) {
                     list_error.get_or_insert(e);
                 }
                 continue;

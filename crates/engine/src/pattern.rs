@@ -18,6 +18,7 @@ use crate::json::{self, Json};
 use crate::anchor::{self, AnchorKind};
 use crate::diagnostics::{Diagnostics, LazyPath};
 use crate::operator::{self, StringPattern};
+use crate::scan::{self, Needle};
 use crate::wildcard::{self, has_wildcard};
 
 /// Patterns deeper than this are refused at compile time, and resources are
@@ -27,6 +28,9 @@ pub const MAX_DEPTH: usize = 64;
 const CONDITIONAL_MISMATCH: &str = "conditional anchor mismatch";
 const GLOBAL_MISMATCH: &str = "global anchor mismatch";
 const NEGATION_MATCHED: &str = "negation anchor matched in resource";
+const CONDITIONAL_MISMATCH_NEEDLE: Needle = Needle::new(CONDITIONAL_MISMATCH);
+const GLOBAL_MISMATCH_NEEDLE: Needle = Needle::new(GLOBAL_MISMATCH);
+const NEGATION_MATCHED_NEEDLE: Needle = Needle::new(NEGATION_MATCHED);
 
 /// A compiled pattern node, borrowing from the pattern's JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,12 +256,15 @@ impl PatternError {
 
     /// Conditional and global anchor mismatches skip the rule. Kyverno
     /// classifies by the message text, so wrapped errors classify the same.
+    /// Asked of every element's failure, so through [`scan`], not
+    /// `str::contains` (a two-way searcher set up per call).
     fn is_skip(&self) -> bool {
-        self.message.contains(CONDITIONAL_MISMATCH) || self.message.contains(GLOBAL_MISMATCH)
+        scan::contains(&self.message, &CONDITIONAL_MISMATCH_NEEDLE)
+            || scan::contains(&self.message, &GLOBAL_MISMATCH_NEEDLE)
     }
 
     fn is_negation(&self) -> bool {
-        self.message.contains(NEGATION_MATCHED)
+        scan::contains(&self.message, &NEGATION_MATCHED_NEEDLE)
     }
 }
 

@@ -14,16 +14,26 @@ pub struct Gvk {
     pub kind: String,
 }
 
+/// The fields every rule reads are looked up once, when the view is made:
+/// each lookup is a walk of the request's B-tree map.
 #[derive(Debug, Clone, Copy)]
 pub struct AdmissionRequest<'a> {
     raw: &'a Value,
+    operation: &'a str,
+    object: &'a Value,
+    old_object: &'a Value,
 }
 
 static NULL: Value = Value::Null;
 
 impl<'a> AdmissionRequest<'a> {
     pub fn new(raw: &'a Value) -> Self {
-        Self { raw }
+        Self {
+            raw,
+            operation: raw.get("operation").and_then(Value::as_str).unwrap_or(""),
+            object: raw.get("object").unwrap_or(&NULL),
+            old_object: raw.get("oldObject").unwrap_or(&NULL),
+        }
     }
 
     pub fn raw(&self) -> &'a Value {
@@ -35,7 +45,7 @@ impl<'a> AdmissionRequest<'a> {
     }
 
     pub fn operation(&self) -> &'a str {
-        self.str_field("operation")
+        self.operation
     }
 
     pub fn sub_resource(&self) -> &'a str {
@@ -78,11 +88,11 @@ impl<'a> AdmissionRequest<'a> {
     }
 
     pub fn object(&self) -> &'a Value {
-        self.raw.get("object").unwrap_or(&NULL)
+        self.object
     }
 
     pub fn old_object(&self) -> &'a Value {
-        self.raw.get("oldObject").unwrap_or(&NULL)
+        self.old_object
     }
 
     /// The resource a rule checks: `oldObject` for DELETE (there is no new

@@ -638,6 +638,26 @@ mod tests {
                 json!({"deny": {"x": "{{ element10 }}"}}),
                 (false, false),
             ),
+            (
+                "at_the_start_of_the_text",
+                json!({"deny": {"x": "element0.a"}}),
+                (true, false),
+            ),
+            (
+                "after_another_escape",
+                json!({"deny": {"x": "a\\n{{ elementIndex0 }}"}}),
+                (false, true),
+            ),
+            (
+                "m_too_early_for_the_word",
+                json!({"deny": {"m": "mm0"}}),
+                (false, false),
+            ),
+            (
+                "escape_after_a_name",
+                json!({"deny": {"x": "{{ element1 }} \\u0041"}}),
+                (true, true),
+            ),
         ];
         for (name, value, (element, index)) in cases {
             let names = NumberedNames::of(&crate::json::Json::borrow(&value));

@@ -40,10 +40,6 @@ pub const ESCAPED_OPEN: Needle = Needle::new("\\{{");
 pub const REFERENCE: Needle = Needle::new("$(");
 /// The CEL variable that needs the namespace read.
 pub const NAMESPACE_OBJECT: Needle = Needle::new("namespaceObject");
-/// A JMESPath `\u` escape, which can spell any name.
-pub const UNICODE_ESCAPE: Needle = Needle::new("\\u");
-/// Foreach's `element`, `element<N>` and `elementIndex<N>`.
-pub const ELEMENT: Needle = Needle::new("element");
 
 /// Whether `needle` occurs in `text`.
 pub fn contains(text: &str, needle: &Needle) -> bool {

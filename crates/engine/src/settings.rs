@@ -316,15 +316,31 @@ impl NumberedNames {
         }
     }
 
+    /// One pass over `text` for both a `\u` escape and the `m` of
+    /// `element`: this runs on every string of every foreach, and most
+    /// hold neither.
     fn read(&mut self, text: &str) {
-        // A JMESPath `\u` escape could spell any name.
-        if crate::scan::contains(text, &crate::scan::UNICODE_ESCAPE) {
-            self.elements = u64::MAX;
-            self.indexes = u64::MAX;
-            return;
-        }
-        for at in crate::scan::positions(text, &crate::scan::ELEMENT) {
-            let rest = text.get(at + "element".len()..).unwrap_or_default();
+        const WORD: &[u8] = b"element";
+        // Where `m` sits in `element`.
+        const M: usize = 3;
+        let bytes = text.as_bytes();
+        for at in memchr::memchr2_iter(b'\\', b'm', bytes) {
+            if bytes.get(at) == Some(&b'\\') {
+                // A JMESPath `\u` escape could spell any name.
+                if bytes.get(at + 1) == Some(&b'u') {
+                    self.elements = u64::MAX;
+                    self.indexes = u64::MAX;
+                    return;
+                }
+                continue;
+            }
+            let Some(start) = at.checked_sub(M) else {
+                continue;
+            };
+            if bytes.get(start..start + WORD.len()) != Some(WORD) {
+                continue;
+            }
+            let rest = text.get(start + WORD.len()..).unwrap_or_default();
             let (rest, bits) = match rest.strip_prefix("Index") {
                 Some(rest) => (rest, &mut self.indexes),
                 None => (rest, &mut self.elements),

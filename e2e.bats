@@ -198,6 +198,17 @@ run_with_session() {
   [ $(expr "$output" : '.*context entry `registries` did not load: failed to retrieve config map.*') -ne 0 ]
 }
 
+@test "reject a creator a SubjectAccessReview says may not delete (apiCall POST, can_i)" {
+  run_with_session pod-creators-may-delete-pods.yaml pod-latest-by-ci.json access-review-denied.yml
+  [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]
+  [ $(expr "$output" : '.*may not delete pods in prod, so may not create them.*') -ne 0 ]
+}
+
+@test "accept a creator a SubjectAccessReview says may delete (apiCall POST, can_i)" {
+  run_with_session pod-creators-may-delete-pods.yaml pod-latest-by-ci.json access-review-allowed.yml
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
 @test "read a GlobalContextEntry given in the settings (globalReference context)" {
   run_with_session pods-from-global-context.yaml pod-latest-root.json default-pods.yml
   [ $(expr "$output" : '.*"allowed":false.*') -ne 0 ]

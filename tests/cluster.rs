@@ -102,6 +102,25 @@ impl Cluster for Namespaces {
                     "metadata": {"resourceVersion": "1"}, "items": items}),
                 )
             }
+            // Access is granted by `{"grant": {"user" | "group", "verb",
+            // "resource", "namespace"?}}` objects.
+            Lookup::CanI(review) => {
+                let granted = self.objects.iter().filter_map(|o| o.get("grant")).any(|g| {
+                    let who = g.get("user").and_then(Value::as_str) == Some(&review.user)
+                        || g.get("group").and_then(Value::as_str).is_some_and(|group| {
+                            review.groups.iter().flatten().any(|g| g == group)
+                        });
+                    who && g["verb"] == json!(review.verb)
+                        && g["resource"] == json!(review.resource)
+                        && g.get("namespace")
+                            .is_none_or(|ns| *ns == json!(review.namespace))
+                });
+                Ok(if granted {
+                    json!({"allowed": true, "reason": "granted"})
+                } else {
+                    json!({"allowed": false})
+                })
+            }
             // Images are kept as `{"image", "digest", "manifest", "config"}`.
             Lookup::Oci { read, image } => {
                 let found = self
@@ -449,9 +468,27 @@ fn api_calls_the_host_cannot_make_are_rejected_in_the_settings() {
             "rules[0].context[0].apiCall.service: calls to services are arbitrary HTTP requests, which Kubewarden's host capabilities cannot make; read Kubernetes resources with `urlPath`",
         ),
         (
-            "post",
+            "post_other_than_an_access_review",
+            json!({"urlPath": "/apis/authentication.k8s.io/v1/tokenreviews", "method": "POST",
+                "data": [{"key": "spec", "value": {"token": "x"}}]}),
+            "rules[0].context[0].apiCall.method: `POST` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`) and answer a SubjectAccessReview `POST` to `/apis/authorization.k8s.io/v1/subjectaccessreviews` (`kubernetes/can_i`)",
+        ),
+        (
+            "access_review_without_data",
             json!({"urlPath": "/apis/authorization.k8s.io/v1/subjectaccessreviews", "method": "POST"}),
-            "rules[0].context[0].apiCall.method: `POST` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`)",
+            "rules[0].context[0].apiCall.data: a SubjectAccessReview needs its `spec` in `data`",
+        ),
+        (
+            "access_review_of_a_non_resource_url",
+            json!({"urlPath": "/apis/authorization.k8s.io/v1/subjectaccessreviews", "method": "POST",
+                "data": [{"key": "spec", "value": {"user": "a", "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}}]}),
+            "rules[0].context[0].apiCall.data[0].value.nonResourceAttributes: Kubewarden's `kubernetes/can_i` sends a SubjectAccessReview's `resourceAttributes`, `user`, `groups` only; `nonResourceAttributes` cannot be sent; rules[0].context[0].apiCall.data[0].value: needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources",
+        ),
+        (
+            "access_review_with_a_selector",
+            json!({"urlPath": "/apis/authorization.k8s.io/v1/subjectaccessreviews", "method": "POST",
+                "data": [{"key": "spec", "value": {"user": "a", "resourceAttributes": {"verb": "list", "resource": "pods", "labelSelector": {}}}}]}),
+            "rules[0].context[0].apiCall.data[0].value.resourceAttributes.labelSelector: Kubewarden's `kubernetes/can_i` sends a SubjectAccessReview's `group`, `name`, `namespace`, `resource`, `subresource`, `verb`, `version` only; `labelSelector` cannot be sent",
         ),
         (
             "subresource",
@@ -467,6 +504,102 @@ fn api_calls_the_host_cannot_make_are_rejected_in_the_settings() {
         assert_eq!(response["valid"], json!(false), "{name}");
         assert_eq!(response["message"], json!(want), "{name}");
     }
+}
+
+/// A Pod rule that asks whether the requester may `verb` `resource` in the
+/// request's namespace, through a SubjectAccessReview `POST`.
+fn access_review_rule(verb: &str, resource: &str, jmes_path: Option<&str>) -> Value {
+    let mut call = json!({"urlPath": "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        "method": "POST",
+        "data": [
+            {"key": "kind", "value": "SubjectAccessReview"},
+            {"key": "apiVersion", "value": "authorization.k8s.io/v1"},
+            {"key": "spec", "value": {
+                "resourceAttributes": {"resource": resource, "namespace": "{{ request.namespace }}",
+                    "verb": verb, "group": ""},
+                "user": "{{ request.userInfo.username }}",
+                "groups": "{{ request.userInfo.groups }}"}}]});
+    if let Some(path) = jmes_path {
+        call["jmesPath"] = json!(path);
+    }
+    json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "context": [{"name": "review", "apiCall": call}],
+        "validate": {"message": "not authorized: {{ review }}",
+            "deny": {"conditions": {"any": [{"key": "{{ review.status.allowed || review }}",
+                "operator": "NotEquals", "value": true}]}}}}]})
+}
+
+#[test]
+fn subject_access_reviews_are_answered_by_can_i() {
+    let grants = json!([
+        {"grant": {"user": "alice", "verb": "delete", "resource": "namespaces", "namespace": "prod"}},
+        {"grant": {"group": "ops", "verb": "delete", "resource": "pods"}}
+    ]);
+    let cases = [
+        ("granted_to_the_user", "alice", json!([]), "delete", "namespaces", None, (true, String::new())),
+        ("granted_to_a_group", "bob", json!(["ops"]), "delete", "pods", None, (true, String::new())),
+        (
+            "not_granted",
+            "bob",
+            json!(["dev"]),
+            "delete",
+            "namespaces",
+            None,
+            (false, r#"r: not authorized: {"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","metadata":{"creationTimestamp":null},"spec":{"groups":["dev"],"resourceAttributes":{"group":"","namespace":"prod","resource":"namespaces","verb":"delete"},"user":"bob"},"status":{"allowed":false}}"#.to_string()),
+        ),
+        ("queried_with_jmes_path", "alice", json!([]), "delete", "namespaces", Some("status"), (true, String::new())),
+    ];
+    for (name, user, groups, verb, resource, jmes_path, want) in cases {
+        let mut settings = access_review_rule(verb, resource, jmes_path);
+        if jmes_path.is_some() {
+            settings["rules"][0]["validate"]["deny"]["conditions"]["any"][0]["key"] =
+                json!("{{ review.allowed }}");
+        }
+        let cluster = Namespaces::new(true).with(grants.clone());
+        assert_eq!(
+            accepted(&settings, &pod_by(user, groups), &cluster),
+            want,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_access_review_fails_the_rule_or_takes_the_default() {
+    // A spec built from a variable is checked when it is built.
+    let mut settings = access_review_rule("get", "pods", None);
+    settings["rules"][0]["context"][0]["apiCall"]["data"][2]["value"] =
+        json!("{{ request.object.metadata.labels }}");
+    let mut request = pod_by("alice", json!([]));
+    request["object"]["metadata"]["labels"] = json!({"uid": "1"});
+    let (got, message) = accepted(&settings, &request, &Namespaces::new(true));
+    assert!(!got);
+    assert!(
+        message.contains("failed to fetch data for APICall: failed to POST resource with raw url: /apis/authorization.k8s.io/v1/subjectaccessreviews: Kubewarden's `kubernetes/can_i` cannot send a SubjectAccessReview's `uid`"),
+        "{message}"
+    );
+    // The host's error, and then the entry's default.
+    let mut settings = access_review_rule("get", "pods", None);
+    let (got, message) = accepted(
+        &settings,
+        &pod_by("alice", json!([])),
+        &Namespaces::new(false),
+    );
+    assert!(!got);
+    assert!(
+        message.contains("failed to POST resource with raw url: /apis/authorization.k8s.io/v1/subjectaccessreviews: cannot read whether `alice` may get pods: forbidden"),
+        "{message}"
+    );
+    settings["rules"][0]["context"][0]["apiCall"]["default"] = json!({"status": {"allowed": true}});
+    assert_eq!(
+        accepted(
+            &settings,
+            &pod_by("alice", json!([])),
+            &Namespaces::new(false)
+        ),
+        (true, String::new())
+    );
 }
 
 /// A Pod rule whose CEL `expression` reads parameters of `param_kind`.

@@ -62,12 +62,20 @@ impl Session {
             "OciManifestDigest" => ("oci", "v1/manifest_digest"),
             "OciManifest" => ("oci", "v1/oci_manifest"),
             "OciManifestAndConfig" => ("oci", "v1/oci_manifest_config"),
+            "KubernetesCanI" => ("kubernetes", "can_i"),
             other => panic!("{}: unknown request type {other}", self.name),
         };
         let sent: Value = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
         let sent = match sent {
             // OCI calls send the image reference alone.
             Value::String(image) => Map::from_iter([("image".to_string(), Value::String(image))]),
+            // kwctl records `can_i`'s `subject_access_review` as `request`.
+            Value::Object(mut map) if tag == "KubernetesCanI" => {
+                if let Some(review) = map.remove("subject_access_review") {
+                    map.insert("request".to_string(), review);
+                }
+                map
+            }
             Value::Object(map) => map,
             other => return Err(format!("unexpected payload {other}")),
         };

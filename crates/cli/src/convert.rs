@@ -723,8 +723,12 @@ fn context_aware_resources(
             if entry.get("configMap").is_some() {
                 found.insert(("v1".to_string(), "ConfigMap".to_string()));
             }
-            let url = entry
-                .get("apiCall")
+            let call = entry.get("apiCall");
+            // A SubjectAccessReview `POST` goes to `can_i`, which reads no
+            // resource the policy must be granted.
+            let posted = call.and_then(|c| c.get("method")).and_then(Json::as_str) == Some("POST");
+            let url = call
+                .filter(|_| !posted)
                 .and_then(|call| call.get("urlPath"))
                 .and_then(Json::as_str);
             if let Some(url) = url {
@@ -1338,6 +1342,15 @@ mod tests {
                     json!({"context": [{"name": "d", "apiCall": {"urlPath": "/apis/apps/v1/namespaces/{{request.namespace}}/deployments", "jmesPath": "items[].metadata.name"}}]}),
                 ),
                 json!([{"apiVersion": "apps/v1", "kind": "Deployment"}]),
+            ),
+            (
+                "access_review_post_reads_nothing",
+                json!({}),
+                with(
+                    json!({"context": [{"name": "r", "apiCall": {"urlPath": "/apis/authorization.k8s.io/v1/subjectaccessreviews", "method": "POST",
+                        "data": [{"key": "spec", "value": {"user": "{{ request.userInfo.username }}", "resourceAttributes": {"verb": "delete", "resource": "pods"}}}]}}]}),
+                ),
+                Json::Null,
             ),
             (
                 "api_call_in_foreach",

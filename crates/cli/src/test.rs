@@ -1054,6 +1054,9 @@ impl Cluster for TestCluster {
             Lookup::Oci { image, .. } => Err(format!(
                 "image `{image}`: `kyverno-validate test` does not read registries; supply the value in the test's values file"
             )),
+            Lookup::CanI(_) => Err(
+                "a SubjectAccessReview: a Kyverno test has no cluster to review access; supply the value in the test's values file".into(),
+            ),
         }
     }
 }

@@ -4,11 +4,111 @@
 //! or `list_resources_*` (a List), with label and field selectors from
 //! the query string. What the host cannot serve (subresources,
 //! non-resource URLs, other query parameters) is an error that says so.
+//! A SubjectAccessReview `POST` is answered by Kubewarden's `can_i`.
 
 use std::rc::Rc;
 
-use crate::cluster::{Cached, Lookup};
+use serde_json::{json, Value};
+
+use crate::cluster::{AccessReview, Cached, Lookup};
 use crate::resources::kind_of;
+use crate::settings::{ACCESS_REVIEW_FIELDS, RESOURCE_ATTRIBUTE_FIELDS, SUBJECT_ACCESS_REVIEWS};
+
+/// A SubjectAccessReview `POST` of `body` (the `data` entries, substituted)
+/// to `url`, answered through `can_i`: the review as the API server
+/// returns it, its `spec` as sent and its `status` from the host.
+pub fn review_access(url: &str, body: &Value, cluster: &Cached<'_>) -> Result<Value, String> {
+    if url.trim() != SUBJECT_ACCESS_REVIEWS {
+        return Err(format!(
+            "only a SubjectAccessReview (`{SUBJECT_ACCESS_REVIEWS}`) can be sent through Kubewarden's host capabilities"
+        ));
+    }
+    let spec = body.get("spec").unwrap_or(&Value::Null);
+    let review = access_review(spec)?;
+    let status = cluster.fetch(&Lookup::CanI(review))?;
+    Ok(json!({
+        "apiVersion": body.get("apiVersion").cloned().unwrap_or_else(|| "authorization.k8s.io/v1".into()),
+        "kind": "SubjectAccessReview",
+        "metadata": {"creationTimestamp": null},
+        "spec": spec,
+        "status": *status,
+    }))
+}
+
+/// The `can_i` request for a SubjectAccessReview `spec`; an error names
+/// what `can_i` cannot send.
+fn access_review(spec: &Value) -> Result<AccessReview, String> {
+    let Some(spec) = spec.as_object() else {
+        return Err(format!(
+            "the SubjectAccessReview's `spec` must be an object, not `{}`",
+            crate::jmespath::go::sprint(spec)
+        ));
+    };
+    if let Some(key) = spec
+        .keys()
+        .find(|k| !ACCESS_REVIEW_FIELDS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "Kubewarden's `kubernetes/can_i` cannot send a SubjectAccessReview's `{key}`"
+        ));
+    }
+    let Some(attributes) = spec.get("resourceAttributes").and_then(Value::as_object) else {
+        return Err(
+            "the SubjectAccessReview needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources".into(),
+        );
+    };
+    if let Some(key) = attributes
+        .keys()
+        .find(|k| !RESOURCE_ATTRIBUTE_FIELDS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "Kubewarden's `kubernetes/can_i` cannot send the resource attribute `{key}`"
+        ));
+    }
+    let text =
+        |map: &serde_json::Map<String, Value>, key: &str| -> Result<Option<String>, String> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(format!(
+                    "`{key}` must be a string, not `{}`",
+                    crate::jmespath::go::sprint(other)
+                )),
+            }
+        };
+    let groups = match spec.get("groups") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|g| match g {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(format!(
+                        "`groups` must list strings, not `{}`",
+                        crate::jmespath::go::sprint(other)
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(other) => {
+            return Err(format!(
+                "`groups` must be a list, not `{}`",
+                crate::jmespath::go::sprint(other)
+            ))
+        }
+    };
+    Ok(AccessReview {
+        user: text(spec, "user")?.unwrap_or_default(),
+        groups,
+        group: text(attributes, "group")?,
+        name: text(attributes, "name")?,
+        namespace: text(attributes, "namespace")?,
+        resource: text(attributes, "resource")?.unwrap_or_default(),
+        subresource: text(attributes, "subresource")?,
+        verb: text(attributes, "verb")?.unwrap_or_default(),
+        version: text(attributes, "version")?,
+    })
+}
 
 /// A resource path, read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -542,10 +542,12 @@ impl Rewrite {
                     url_path,
                     jmes_path,
                     default,
+                    post,
                 } => ContextSource::ApiCall {
                     url_path: self.text(url_path),
                     jmes_path: self.opt(jmes_path),
                     default: value(default),
+                    post: value(post),
                 },
                 ContextSource::ImageRegistry {
                     reference,

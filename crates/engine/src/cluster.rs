@@ -31,6 +31,23 @@ pub enum Lookup {
     },
     /// Kubewarden's OCI capabilities (`kubewarden`/`oci`), for an image.
     Oci { read: OciRead, image: String },
+    /// `can_i`: a SubjectAccessReview's status.
+    CanI(AccessReview),
+}
+
+/// What Kubewarden's `can_i` sends of a SubjectAccessReview: the user, their
+/// groups, and the resource attributes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct AccessReview {
+    pub user: String,
+    pub groups: Option<Vec<String>>,
+    pub group: Option<String>,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub resource: String,
+    pub subresource: Option<String>,
+    pub verb: String,
+    pub version: Option<String>,
 }
 
 /// What the OCI capabilities read of an image.
@@ -98,6 +115,26 @@ impl Lookup {
                     "field_selector": field_selector,
                 }),
             ),
+            Lookup::CanI(review) => (
+                "kubernetes",
+                "can_i",
+                json!({
+                    "subject_access_review": {
+                        "groups": review.groups,
+                        "resource_attributes": {
+                            "group": review.group,
+                            "name": review.name,
+                            "namespace": review.namespace,
+                            "resource": review.resource,
+                            "subresource": review.subresource,
+                            "verb": review.verb,
+                            "version": review.version,
+                        },
+                        "user": review.user,
+                    },
+                    "disable_cache": false,
+                }),
+            ),
             Lookup::Oci { read, image } => {
                 let operation = match read {
                     OciRead::ManifestDigest => "v1/manifest_digest",
@@ -148,6 +185,10 @@ impl Lookup {
                 };
                 format!("{what} of image `{image}`")
             }
+            Lookup::CanI(review) => format!(
+                "whether `{}` may {} {}",
+                review.user, review.verb, review.resource
+            ),
         }
     }
 

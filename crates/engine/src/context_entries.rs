@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::api_call::{shape_of, ApiPath};
+use crate::api_call::{self, shape_of, ApiPath};
 use crate::cluster::{Cached, Lookup};
 use crate::context::{Context, Mark};
 use crate::diagnostics::{index_path, key_path, Diagnostics};
@@ -16,7 +16,7 @@ use crate::global_context;
 use crate::image_data;
 use crate::jmespath::Query;
 use crate::settings::{ContextEntry, ContextSource};
-use crate::variables::{compile_template, report_problems, Document, Template};
+use crate::variables::{compile_template, report_problems, Document, Template, VarError};
 
 /// Context entry names Kyverno reserves for its own variables.
 const RESERVED_NAMES: &[&str] = &[
@@ -44,13 +44,15 @@ enum Source {
     },
     /// Read from the cluster; name and namespace substituted first.
     ConfigMap { name: Template, namespace: Template },
-    /// A Kubernetes API GET; the path substituted first.
+    /// A Kubernetes API GET; the path substituted first. With `post`, a
+    /// SubjectAccessReview `POST` of that body, substituted first.
     ApiCall {
         url_path: String,
         url: Template,
         jmes_path: Option<JmesPath>,
         /// Used as is when the call fails, as in Kyverno.
         default: Option<Value>,
+        post: Option<Document>,
     },
     /// An image's data from its registry; the reference substituted first.
     ImageRegistry {
@@ -116,10 +118,16 @@ pub fn compile_context(
                 url_path,
                 jmes_path,
                 default,
+                post,
             } => {
                 let ap = key_path(&p, "apiCall");
                 let url = compile_template(url_path, &key_path(&ap, "urlPath"), delete, diags);
-                if !url_path.is_empty() {
+                let post = post.as_ref().map(|body| {
+                    let d = Document::compile(body, "", delete);
+                    report_problems(&d, &key_path(&ap, "data"), diags);
+                    d
+                });
+                if !url_path.is_empty() && post.is_none() {
                     if let Err(e) = ApiPath::parse(&shape_of(url_path)) {
                         diags.push(&key_path(&ap, "urlPath"), format!("`{url_path}`: {e}"));
                     }
@@ -134,6 +142,7 @@ pub fn compile_context(
                         url,
                         jmes_path,
                         default: default.clone(),
+                        post,
                     },
                 });
             }
@@ -254,9 +263,11 @@ impl CompiledEntry {
                 url,
                 jmes_path,
                 default,
+                post,
             } => self.api_call(
                 url_path,
                 url,
+                post.as_ref(),
                 jmes_path.as_ref(),
                 default.as_ref(),
                 ctx,
@@ -359,28 +370,37 @@ impl CompiledEntry {
     /// Kyverno's apiCall loader: the object or List the path names,
     /// queried with `jmesPath` (a `null` result is kept); `default`, not
     /// queried, when the call fails.
+    #[allow(clippy::too_many_arguments)]
     fn api_call(
         &self,
         url_path: &str,
         url: &Template,
+        post: Option<&Document>,
         jmes_path: Option<&JmesPath>,
         default: Option<&Value>,
         ctx: &Context,
         cluster: &Cached<'_>,
     ) -> Result<Value, String> {
         let entry = &self.name;
+        let substitution = |e: VarError| {
+            format!("failed to substitute variables in context entry {entry} {url_path}: {e}")
+        };
         let url = match url.render(ctx) {
             Ok(Value::String(s)) => s,
             Ok(other) => crate::jmespath::go::sprint(&other),
-            Err(e) => {
-                return Err(format!(
-                    "failed to substitute variables in context entry {entry} {url_path}: {e}"
-                ))
-            }
+            Err(e) => return Err(substitution(e)),
         };
-        let response = ApiPath::parse(&url)
-            .and_then(|path| path.fetch(cluster))
-            .map_err(|e| format!("failed to GET resource with raw url: {url}: {e}"));
+        let response = match post {
+            Some(body) => {
+                let body = body.render(ctx).map_err(substitution)?;
+                api_call::review_access(&url, &body, cluster)
+                    .map(Rc::new)
+                    .map_err(|e| format!("failed to POST resource with raw url: {url}: {e}"))
+            }
+            None => ApiPath::parse(&url)
+                .and_then(|path| path.fetch(cluster))
+                .map_err(|e| format!("failed to GET resource with raw url: {url}: {e}")),
+        };
         let response = match (response, default) {
             (Ok(response), _) => response,
             (Err(_), Some(default)) => return Ok(default.clone()),

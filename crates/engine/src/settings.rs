@@ -380,11 +380,14 @@ pub enum ContextSource {
     /// variables.
     ConfigMap { name: String, namespace: String },
     /// A Kubernetes API GET (`urlPath`), its result queried with
-    /// `jmesPath`; `default` when the call fails.
+    /// `jmesPath`; `default` when the call fails. `post` is the body of a
+    /// `POST` (the `data` entries as one object): only a
+    /// SubjectAccessReview, which Kubewarden answers with `can_i`.
     ApiCall {
         url_path: String,
         jmes_path: Option<String>,
         default: Option<Value>,
+        post: Option<Value>,
     },
     /// An image's data from its registry (`reference` may hold variables),
     /// queried with `jmesPath`.
@@ -745,20 +748,114 @@ fn parse_failure_policy(spec: &Fields<'_>, diags: &mut Diagnostics) -> bool {
 
 const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"];
 
+/// The one path a context entry may `POST` to: Kubewarden's `can_i`
+/// capability sends SubjectAccessReviews.
+pub const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+/// What `can_i` carries of a SubjectAccessReview's `spec`, and of its
+/// `resourceAttributes`.
+pub const ACCESS_REVIEW_FIELDS: &[&str] = &["resourceAttributes", "user", "groups"];
+pub const RESOURCE_ATTRIBUTE_FIELDS: &[&str] = &[
+    "group",
+    "name",
+    "namespace",
+    "resource",
+    "subresource",
+    "verb",
+    "version",
+];
+
 /// An `apiCall` (a context entry's or a global entry's) must be a GET of a
-/// Kubernetes path: the host capabilities make no other call.
+/// Kubernetes path: the host capabilities make no other call (a context
+/// entry's SubjectAccessReview `POST` aside).
 fn check_host_call(call: &Fields<'_>, path: &str, diags: &mut Diagnostics) {
+    check_service(call, path, diags);
+    match call.string("method", diags).as_deref() {
+        None | Some("GET") => {}
+        Some(other) => diags.push(
+            &key_path(path, "method"),
+            format!("`{other}` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`) and answer a SubjectAccessReview `POST` to `{SUBJECT_ACCESS_REVIEWS}` (`kubernetes/can_i`)"),
+        ),
+    }
+}
+
+fn check_service(call: &Fields<'_>, path: &str, diags: &mut Diagnostics) {
     if call.get("service").is_some() {
         diags.push(
             &key_path(path, "service"),
             "calls to services are arbitrary HTTP requests, which Kubewarden's host capabilities cannot make; read Kubernetes resources with `urlPath`",
         );
     }
-    match call.string("method", diags).as_deref() {
-        None | Some("GET") => {}
-        Some(other) => diags.push(
-            &key_path(path, "method"),
-            format!("`{other}` requests cannot be made through Kubewarden's host capabilities, which read resources (`GET`)"),
+}
+
+/// A SubjectAccessReview `POST`'s `data` as the request body: each entry's
+/// `key` set to its `value`, as Kyverno builds it. The fields `can_i`
+/// cannot send (`nonResourceAttributes`, `extra`, `uid`, selectors) are
+/// refused here when the `spec` is written out, and when it is built at
+/// run time.
+fn parse_access_review(call: &Fields<'_>, path: &str, diags: &mut Diagnostics) -> Value {
+    let mut body = serde_json::Map::new();
+    if call.get("data").is_none() {
+        diags.push(
+            &key_path(path, "data"),
+            "a SubjectAccessReview needs its `spec` in `data`",
+        );
+    }
+    for (item_path, item) in call.list("data", diags) {
+        let Some(entry) = Fields::open(item, &item_path, &[&["key", "value"]], diags) else {
+            continue;
+        };
+        let key = entry.string("key", diags).unwrap_or_default();
+        if key.is_empty() {
+            diags.push(&item_path, "needs `key`");
+            continue;
+        }
+        let value = entry
+            .get("value")
+            .map(Json::to_value)
+            .unwrap_or(Value::Null);
+        if key == "spec" {
+            check_access_review_spec(&value, &entry.path("value"), diags);
+        }
+        body.insert(key, value);
+    }
+    Value::Object(body)
+}
+
+/// Refuses what `can_i` cannot send, in a `spec` written as an object
+/// (one written as a variable is checked when it is built).
+fn check_access_review_spec(spec: &Value, path: &str, diags: &mut Diagnostics) {
+    let Some(spec) = spec.as_object() else {
+        return;
+    };
+    let unsupported = |key: &str, known: &[&str]| {
+        format!(
+            "Kubewarden's `kubernetes/can_i` sends a SubjectAccessReview's {} only; `{key}` cannot be sent",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    for key in spec.keys() {
+        if !ACCESS_REVIEW_FIELDS.contains(&key.as_str()) {
+            diags.push(&key_path(path, key), unsupported(key, ACCESS_REVIEW_FIELDS));
+        }
+    }
+    match spec.get("resourceAttributes") {
+        Some(Value::Object(attributes)) => {
+            let ap = key_path(path, "resourceAttributes");
+            for key in attributes.keys() {
+                if !RESOURCE_ATTRIBUTE_FIELDS.contains(&key.as_str()) {
+                    diags.push(&key_path(&ap, key), unsupported(key, RESOURCE_ATTRIBUTE_FIELDS));
+                }
+            }
+        }
+        Some(Value::String(_)) => {}
+        _ => diags.push(
+            path,
+            "needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources",
         ),
     }
 }
@@ -1612,8 +1709,16 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         &[&["urlPath", "method", "data", "service", "jmesPath", "default"]],
                         diags,
                     )?;
-                    check_host_call(&call, &ap, diags);
                     let url_path = call.string("urlPath", diags).unwrap_or_default();
+                    let post = if call.get("method").and_then(Json::as_str) == Some("POST")
+                        && url_path.trim() == SUBJECT_ACCESS_REVIEWS
+                    {
+                        check_service(&call, &ap, diags);
+                        Some(parse_access_review(&call, &ap, diags))
+                    } else {
+                        check_host_call(&call, &ap, diags);
+                        None
+                    };
                     if url_path.is_empty() && call.get("service").is_none() {
                         diags.push(&ap, "needs `urlPath`");
                     }
@@ -1621,6 +1726,7 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
                         url_path,
                         jmes_path: call.string("jmesPath", diags),
                         default: call.get("default").map(Json::to_value),
+                        post,
                     }
                 }
                 ["imageRegistry"] => {

@@ -460,6 +460,39 @@ fn a_failed_api_call_fails_the_rule_with_the_reason() {
 }
 
 #[test]
+fn a_namespaced_policy_calls_only_its_own_namespace() {
+    let policy = |url: &str| {
+        let spec = api_call_rule(
+            json!({"urlPath": url, "jmesPath": "items[].metadata.name", "default": []}),
+            "{{ length(found) }}",
+            json!(-1),
+        );
+        json!({"apiVersion": "kyverno.io/v1", "kind": "Policy",
+            "metadata": {"name": "p", "namespace": "prod"}, "spec": spec})
+    };
+    let cluster = Namespaces::new(true).with(services());
+    assert_eq!(
+        accepted(
+            &policy("/api/v1/namespaces/prod/services"),
+            &pod_request("prod"),
+            &cluster
+        ),
+        (true, String::new())
+    );
+    // Refused before the call, so the entry's `default` does not apply.
+    let (got, message) = accepted(
+        &policy("/api/v1/namespaces/dev/services"),
+        &pod_request("prod"),
+        &cluster,
+    );
+    assert!(!got);
+    assert!(
+        message.contains("context entry `found` did not load: path /api/v1/namespaces/dev/services refers to namespace dev, which is different from the policy namespace prod"),
+        "{message}"
+    );
+}
+
+#[test]
 fn api_calls_the_host_cannot_make_are_rejected_in_the_settings() {
     let cases = [
         (

@@ -14,6 +14,29 @@ use crate::cluster::{AccessReview, Cached, Lookup};
 use crate::resources::kind_of;
 use crate::settings::{ACCESS_REVIEW_FIELDS, RESOURCE_ATTRIBUTE_FIELDS, SUBJECT_ACCESS_REVIEWS};
 
+/// A namespaced `Policy` may call only paths in its own namespace, as
+/// Kyverno checks the cleaned path (`^/api(s)?/.*?/namespaces/([^/]+)`).
+pub fn check_policy_namespace(url: &str, policy_namespace: &str) -> Result<(), String> {
+    let clean = crate::jmespath::go::clean_path(url);
+    let namespace = clean
+        .strip_prefix("/apis/")
+        .or_else(|| clean.strip_prefix("/api/"))
+        .and_then(|rest| {
+            let at = rest.find("/namespaces/")?;
+            let name = rest.get(at + "/namespaces/".len()..)?;
+            name.split('/').next().filter(|n| !n.is_empty())
+        });
+    match namespace {
+        Some(namespace) if namespace == policy_namespace => Ok(()),
+        Some(namespace) => Err(format!(
+            "path {clean} refers to namespace {namespace}, which is different from the policy namespace {policy_namespace}"
+        )),
+        None => Err(format!(
+            "path {clean} does not contain a namespace segment, which is required for namespaced policies"
+        )),
+    }
+}
+
 /// A SubjectAccessReview `POST` of `body` (the `data` entries, substituted)
 /// to `url`, answered through `can_i`: the review as the API server
 /// returns it, its `spec` as sent and its `status` from the host.
@@ -310,6 +333,64 @@ mod tests {
     use super::*;
     use crate::cluster::Cluster;
     use serde_json::{json, Value};
+
+    #[test]
+    fn namespaced_policies_call_only_their_namespace() {
+        let other = |path: &str, ns: &str| {
+            Err(format!(
+                "path {path} refers to namespace {ns}, which is different from the policy namespace team-a"
+            ))
+        };
+        let none = |path: &str| {
+            Err(format!(
+                "path {path} does not contain a namespace segment, which is required for namespaced policies"
+            ))
+        };
+        let cases = [
+            (
+                "core_list_in_the_namespace",
+                "/api/v1/namespaces/team-a/pods",
+                Ok(()),
+            ),
+            (
+                "group_object_in_the_namespace",
+                "/apis/apps/v1/namespaces/team-a/deployments/web",
+                Ok(()),
+            ),
+            ("the_namespace_itself", "/api/v1/namespaces/team-a", Ok(())),
+            (
+                "with_a_query",
+                "/api/v1/namespaces/team-a/pods?labelSelector=a%3Db",
+                Ok(()),
+            ),
+            (
+                "cleaned_first",
+                "/api/v1/namespaces/team-b/../team-a/pods/",
+                Ok(()),
+            ),
+            (
+                "another_namespace",
+                "/api/v1/namespaces/team-b/pods",
+                other("/api/v1/namespaces/team-b/pods", "team-b"),
+            ),
+            ("cluster_wide_list", "/api/v1/pods", none("/api/v1/pods")),
+            (
+                "an_access_review",
+                SUBJECT_ACCESS_REVIEWS,
+                none(SUBJECT_ACCESS_REVIEWS),
+            ),
+            // Go's `/api(s)?/.*?/namespaces/` needs a segment between.
+            (
+                "no_version_segment",
+                "/api/namespaces/team-a",
+                none("/api/namespaces/team-a"),
+            ),
+            ("not_an_api_path", "/version", none("/version")),
+        ];
+        for (name, url, want) in cases {
+            assert_eq!(check_policy_namespace(url, "team-a"), want, "{name}");
+        }
+    }
 
     fn path(
         group: &str,

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
@@ -146,6 +147,9 @@ pub struct Context<'a> {
     images_error: OnceCell<Option<String>>,
     /// The request as CEL rules read it, built for the first of them.
     cel_request: OnceCell<CelRequest>,
+    /// The namespace of a namespaced `Policy`: its API calls may read only
+    /// there, as in Kyverno.
+    policy_namespace: Option<Rc<str>>,
 }
 
 impl Context<'static> {
@@ -187,6 +191,7 @@ impl Context<'static> {
             delete,
             images_error,
             cel_request: OnceCell::new(),
+            policy_namespace: None,
         }
     }
 
@@ -200,6 +205,7 @@ impl Context<'static> {
             delete: false,
             images_error: OnceCell::from(None),
             cel_request: OnceCell::new(),
+            policy_namespace: None,
         }
     }
 }
@@ -230,7 +236,18 @@ impl<'a> Context<'a> {
             delete: self.delete,
             images_error: self.images_error.clone(),
             cel_request: OnceCell::new(),
+            policy_namespace: self.policy_namespace.clone(),
         }
+    }
+
+    /// Makes this the context of a namespaced `Policy` in `namespace`.
+    pub fn set_policy_namespace(&mut self, namespace: &str) {
+        self.policy_namespace = Some(namespace.into());
+    }
+
+    /// The namespace of the namespaced `Policy` whose rules run here.
+    pub fn policy_namespace(&self) -> Option<&str> {
+        self.policy_namespace.as_deref()
     }
 
     /// Why the context is unusable for rules that read it, if it is.

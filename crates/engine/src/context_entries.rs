@@ -390,6 +390,10 @@ impl CompiledEntry {
             Ok(other) => crate::jmespath::go::sprint(&other),
             Err(e) => return Err(substitution(e)),
         };
+        // Checked before the call, so `default` does not stand in.
+        if let Some(namespace) = ctx.policy_namespace() {
+            api_call::check_policy_namespace(&url, namespace)?;
+        }
         let response = match post {
             Some(body) => {
                 let body = body.render(ctx).map_err(substitution)?;

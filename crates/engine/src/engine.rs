@@ -227,6 +227,9 @@ pub fn evaluate(
         .chain(generated.iter().map(|(_, r)| r))
         .collect();
     let mut ctx = Context::new(request);
+    if let Some(namespace) = &spec.policy_namespace {
+        ctx.set_policy_namespace(namespace);
+    }
     if let Some(roles) = &roles {
         ctx.add_roles(roles);
     }

@@ -205,7 +205,7 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, FunctionError> {
             Ok(Value::String(if path.is_empty() {
                 String::new()
             } else {
-                go_clean_path(path)
+                crate::go::clean_path(path)
             }))
         }
         "truncate" => {
@@ -578,31 +578,6 @@ fn go_split(text: &str, sep: &str) -> Vec<String> {
         text.chars().map(String::from).collect()
     } else {
         text.split(sep).map(String::from).collect()
-    }
-}
-
-/// `filepath.Clean` on Linux.
-fn go_clean_path(path: &str) -> String {
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|last| *last != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
     }
 }
 

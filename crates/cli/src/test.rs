@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 use kyverno_engine::cluster::{Cluster, Lookup};
 use kyverno_engine::engine::{evaluate_settings, Options, Statuses, Teardown};
+use kyverno_engine::jmespath::Query;
 use kyverno_engine::json::Json;
 use kyverno_engine::resources;
 use kyverno_engine::verdict::RuleStatus;
@@ -109,6 +110,8 @@ struct TestFile {
     values: Option<Value>,
     userinfo: Option<String>,
     results: Vec<Value>,
+    /// `globalContextEntries`: mocked data for global context entries.
+    global_context: Vec<Value>,
 }
 
 fn read_test(path: &Path) -> Result<TestFile> {
@@ -153,7 +156,135 @@ fn read_test(path: &Path) -> Result<TestFile> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
+        global_context: doc
+            .get("globalContextEntries")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     })
+}
+
+/// A test's `globalContextEntries` checked as Kyverno's CLI checks them (a
+/// problem fails the test), then resolved as it resolves them: the data
+/// each entry holds (`data`, or the `resources` / `resourceFiles` list,
+/// through `fieldPath`; an object of `projections` when there are some), or
+/// the error a reference to it gets.
+fn global_context_mocks(
+    entries: &[Value],
+    base: &Path,
+) -> Result<BTreeMap<String, Result<Value, String>>> {
+    let mut mocks = BTreeMap::new();
+    for entry in entries {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").trim().to_string();
+        let name = text(entry.get("name"));
+        if name.is_empty() {
+            bail!("globalContextEntries: name is required");
+        }
+        if mocks.contains_key(&name) {
+            bail!("globalContextEntries: duplicate name {name:?}");
+        }
+        let projections = entry
+            .get("projections")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for p in &projections {
+            let projection = text(p.get("name"));
+            if projection.is_empty() {
+                bail!("globalContextEntries entry {name:?}: projection name is required");
+            }
+            if text(p.get("path")).is_empty() {
+                bail!("globalContextEntries entry {name:?} projection {projection:?}: path is required");
+            }
+        }
+        let data = entry.get("data").filter(|d| !d.is_null());
+        let resources = entry.get("resources");
+        let files = entry.get("resourceFiles");
+        match [data, resources, files].iter().filter(|s| s.is_some()).count() {
+            0 => bail!(
+                "globalContextEntries entry {name:?}: one of data, resources, or resourceFiles is required"
+            ),
+            1 => {}
+            _ => bail!(
+                "globalContextEntries entry {name:?}: data, resources, and resourceFiles are mutually exclusive"
+            ),
+        }
+        let root = match (data, resources, files) {
+            (Some(data), _, _) if !data.is_object() => {
+                bail!("globalContextEntries entry {name:?}: data must be a JSON object")
+            }
+            (Some(data), _, _) => data.clone(),
+            (_, Some(resources), _) => {
+                let list = resources.as_array().cloned().unwrap_or_default();
+                if let Some(j) = list.iter().position(|r| !r.is_object()) {
+                    bail!("globalContextEntries entry {name:?} resources[{j}]: must be a JSON object (Kubernetes resource manifest)");
+                }
+                Value::Array(list)
+            }
+            (_, _, Some(files)) => {
+                let mut list = Vec::new();
+                for (j, file) in files.as_array().into_iter().flatten().enumerate() {
+                    let file = file.as_str().unwrap_or("").trim();
+                    if file.is_empty() {
+                        bail!("globalContextEntries entry {name:?} resourceFiles[{j}]: file path must not be empty");
+                    }
+                    if file.starts_with('/') {
+                        bail!("globalContextEntries entry {name:?} resourceFiles[{j}]: file path must not be absolute");
+                    }
+                    let clean = kyverno_engine::jmespath::go::clean_path(file);
+                    if clean == ".." || clean.starts_with("../") {
+                        bail!("globalContextEntries entry {name:?} resourceFiles[{j}]: file path must not escape the test directory");
+                    }
+                    list.extend(read_yaml(&base.join(file)).with_context(|| {
+                        format!("globalContextEntries {name:?} resourceFiles {file:?}")
+                    })?);
+                }
+                Value::Array(list)
+            }
+            (None, None, None) => Value::Null,
+        };
+        let field_path = text(entry.get("fieldPath"));
+        mocks.insert(
+            name.clone(),
+            resolve_mock(&name, root, &field_path, &projections),
+        );
+    }
+    Ok(mocks)
+}
+
+/// `root` through `fieldPath`, then its `projections` as one object.
+fn resolve_mock(
+    name: &str,
+    mut root: Value,
+    field_path: &str,
+    projections: &[Value],
+) -> Result<Value, String> {
+    let search = |path: &str, root: &Value| {
+        Query::compile(path)
+            .map_err(|e| e.to_string())
+            .and_then(|q| {
+                q.search(root)
+                    .map(|v| v.into_owned())
+                    .map_err(|e| e.to_string())
+            })
+    };
+    if !field_path.is_empty() {
+        root = search(field_path, &root)
+            .map_err(|e| format!("globalContextEntries {name:?} fieldPath: {e}"))?;
+    }
+    if projections.is_empty() {
+        return Ok(root);
+    }
+    let mut out = Map::new();
+    for p in projections {
+        let projection = p.get("name").and_then(Value::as_str).unwrap_or("");
+        let path = p.get("path").and_then(Value::as_str).unwrap_or("");
+        let value = search(path, &root).map_err(|e| {
+            format!("globalContextEntries {name:?} projection {projection:?} path {path:?}: {e}")
+        })?;
+        out.insert(projection.to_string(), value);
+    }
+    Ok(Value::Object(out))
 }
 
 /// Every non-empty YAML document of a file, as JSON.
@@ -340,7 +471,8 @@ fn run(path: &Path) -> Result<Vec<Row>> {
         None => User::default(),
     };
     let cluster_objects = cluster_resources(base, &test.cluster_resources)?;
-    let cluster = TestCluster::new(&resources, &values, &user, cluster_objects);
+    let mut cluster = TestCluster::new(&resources, &values, &user, cluster_objects);
+    cluster.global_context = global_context_mocks(&test.global_context, base)?;
     let mut cache: BTreeMap<(usize, usize, String), Result<Outcomes, String>> = BTreeMap::new();
     let mut rows = Vec::new();
     for result in &test.results {
@@ -962,6 +1094,8 @@ fn cluster_resources(base: &Path, files: &[String]) -> Result<Vec<Value>> {
 
 struct TestCluster {
     objects: Vec<Value>,
+    /// The test's global context mocks, by entry name.
+    global_context: BTreeMap<String, Result<Value, String>>,
 }
 
 impl TestCluster {
@@ -1003,11 +1137,18 @@ impl TestCluster {
                 "subjects": subject}));
         }
         objects.extend(extra);
-        Self { objects }
+        Self {
+            objects,
+            global_context: BTreeMap::new(),
+        }
     }
 }
 
 impl Cluster for TestCluster {
+    fn global_context(&self, name: &str) -> Option<Result<Value, String>> {
+        self.global_context.get(name).cloned()
+    }
+
     fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
         match lookup {
             Lookup::Get {
@@ -1178,6 +1319,72 @@ mod tests {
                 "example.com/x"
             ]
         );
+    }
+
+    #[test]
+    fn global_context_mocks_resolve_as_kyvernos_cli_resolves_them() {
+        let dir = std::env::temp_dir().join(format!("kv-gce-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("deployments.yaml"),
+            "kind: Deployment\nmetadata: {name: a}\n---\nkind: Deployment\nmetadata: {name: b}\n",
+        )
+        .unwrap();
+        let entries = json!([
+            {"name": "data", "data": {"deployments": [{"name": "x"}, {"name": "y"}]},
+                "projections": [{"name": "items", "path": "deployments"}]},
+            {"name": "inline", "resources": [{"kind": "Pod", "metadata": {"name": "p"}}],
+                "fieldPath": "[].metadata.name"},
+            {"name": "files", "resourceFiles": ["deployments.yaml"]},
+            {"name": "bad-path", "data": {"a": 1}, "fieldPath": "a.["}
+        ]);
+        let mocks = global_context_mocks(entries.as_array().unwrap(), &dir).unwrap();
+        assert_eq!(
+            mocks["data"],
+            Ok(json!({"items": [{"name": "x"}, {"name": "y"}]}))
+        );
+        assert_eq!(mocks["inline"], Ok(json!(["p"])));
+        assert_eq!(
+            mocks["files"].as_ref().map(|v| v.as_array().map(Vec::len)),
+            Ok(Some(2))
+        );
+        assert!(
+            matches!(&mocks["bad-path"], Err(e) if e.starts_with("globalContextEntries \"bad-path\" fieldPath: ")),
+            "{:?}",
+            mocks["bad-path"]
+        );
+        let problems = [
+            (json!([{"name": ""}]), "globalContextEntries: name is required"),
+            (
+                json!([{"name": "a", "data": {}}, {"name": "a", "data": {}}]),
+                "globalContextEntries: duplicate name \"a\"",
+            ),
+            (
+                json!([{"name": "a"}]),
+                "globalContextEntries entry \"a\": one of data, resources, or resourceFiles is required",
+            ),
+            (
+                json!([{"name": "a", "data": {}, "resources": []}]),
+                "globalContextEntries entry \"a\": data, resources, and resourceFiles are mutually exclusive",
+            ),
+            (
+                json!([{"name": "a", "data": [1]}]),
+                "globalContextEntries entry \"a\": data must be a JSON object",
+            ),
+            (
+                json!([{"name": "a", "resourceFiles": ["../x.yaml"]}]),
+                "globalContextEntries entry \"a\" resourceFiles[0]: file path must not escape the test directory",
+            ),
+            (
+                json!([{"name": "a", "data": {}, "projections": [{"name": "p"}]}]),
+                "globalContextEntries entry \"a\" projection \"p\": path is required",
+            ),
+        ];
+        for (entries, want) in problems {
+            let error = global_context_mocks(entries.as_array().unwrap(), &dir).unwrap_err();
+            assert_eq!(error.to_string(), want);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -207,6 +207,14 @@ impl Lookup {
 /// Answers lookups; an error says why the object could not be read.
 pub trait Cluster {
     fn fetch(&self, lookup: &Lookup) -> Result<Value, String>;
+
+    /// The data a global context store holds for the entry `name`, in place
+    /// of what its `GlobalContextEntry` reads (a Kyverno test's mocks, as
+    /// Kyverno's CLI keeps them: the value, or an object of projections).
+    /// Kubewarden's host keeps none: the entry is read from the cluster.
+    fn global_context(&self, _name: &str) -> Option<Result<Value, String>> {
+        None
+    }
 }
 
 /// No cluster: natively, in tests, and wherever a host gives no access.
@@ -254,6 +262,11 @@ impl<'c> Cached<'c> {
     /// cluster (objects the settings give in place of the cluster's).
     pub fn seed(&self, lookup: Lookup, value: Value) {
         self.answers.borrow_mut().insert(lookup, Ok(Rc::new(value)));
+    }
+
+    /// [`Cluster::global_context`] of the wrapped cluster.
+    pub fn global_context(&self, name: &str) -> Option<Result<Value, String>> {
+        self.cluster.global_context(name)
     }
 
     /// The Namespace object `name`.

@@ -53,6 +53,9 @@ pub fn data(reference: &str, cluster: &Cached<'_>) -> Result<Value, String> {
     let mut names = reference.split('.');
     let name = names.next().unwrap_or_default();
     let projection = names.next().unwrap_or_default();
+    if let Some(held) = cluster.global_context(name) {
+        return held.and_then(|value| held_data(value, projection));
+    }
     let manifest =
         fetch(name, cluster).map_err(|e| format!("failed to fetch entry key={name}: {e}"))?;
     let mut diags = Diagnostics::quiet();
@@ -92,6 +95,22 @@ pub fn data(reference: &str, cluster: &Cached<'_>) -> Result<Value, String> {
         // Kyverno's API entries keep no null data.
         (GlobalSource::ApiCall { .. }, Value::Null) => Err("no data available".into()),
         (_, projected) => Ok(projected),
+    }
+}
+
+/// Data a store holds for an entry, read as Kyverno's CLI reads its mocks:
+/// the value itself, or one field of it for a projection.
+fn held_data(value: Value, projection: &str) -> Result<Value, String> {
+    if projection.is_empty() {
+        return Ok(value);
+    }
+    match value {
+        Value::Object(mut fields) => fields
+            .remove(projection)
+            .ok_or_else(|| format!("global context mock: projection {projection:?} not found")),
+        _ => Err(format!(
+            "global context mock: projection {projection:?} requested but value is not an object"
+        )),
     }
 }
 
@@ -275,6 +294,50 @@ mod tests {
         ];
         for (name, reference, want) in cases {
             assert_eq!(data(reference, &cached), want, "{name}");
+        }
+    }
+
+    /// A store holding data for an entry (Kyverno's CLI mocks).
+    struct Held(Value);
+
+    impl Cluster for Held {
+        fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
+            Err(format!("cannot read {}", lookup.describe()))
+        }
+
+        fn global_context(&self, name: &str) -> Option<Result<Value, String>> {
+            (name == "held").then(|| Ok(self.0.clone()))
+        }
+    }
+
+    #[test]
+    fn held_data_answers_before_the_cluster() {
+        let object = Held(json!({"items": [1, 2]}));
+        let list = Held(json!([1, 2]));
+        let cases = [
+            ("the_whole_value", &object, "held", Ok(json!({"items": [1, 2]}))),
+            ("a_projection", &object, "held.items", Ok(json!([1, 2]))),
+            (
+                "a_missing_projection",
+                &object,
+                "held.other",
+                Err("global context mock: projection \"other\" not found".to_string()),
+            ),
+            (
+                "a_projection_of_a_list",
+                &list,
+                "held.items",
+                Err("global context mock: projection \"items\" requested but value is not an object".to_string()),
+            ),
+            (
+                "another_entry_is_read_from_the_cluster",
+                &object,
+                "other",
+                Err("failed to fetch entry key=other: cannot read kyverno.io/v2beta1 GlobalContextEntry other".to_string()),
+            ),
+        ];
+        for (name, cluster, reference, want) in cases {
+            assert_eq!(data(reference, &Cached::new(cluster)), want, "{name}");
         }
     }
 }

@@ -940,14 +940,85 @@ fn diff(manifest: &Value, object: &Value, ignored: &[String]) -> Vec<(String, Va
         return differences;
     }
     // Kyverno's ignore fields are unanchored regexes: `field*`, each `*`
-    // read as `.*`. Compiled only when there is something to filter.
-    let patterns: Vec<regex_lite::Regex> = ignored
+    // read as `.*`. Compiled only when there is something to filter, as
+    // small automata where they fit: a large resource has thousands of
+    // differing fields, and a backtracking-free regex engine still took
+    // seconds over them all.
+    let patterns: Vec<IgnoreField> = ignored
         .iter()
-        .filter_map(|f| regex_lite::Regex::new(&format!("{f}*").replace('*', ".*")).ok())
+        .filter_map(|f| IgnoreField::compile(&format!("{f}*").replace('*', ".*")))
         .collect();
     differences.retain(|(key, _, _)| !patterns.iter().any(|p| p.is_match(key)));
     differences.sort_by(|x, y| x.0.cmp(&y.0));
     differences
+}
+
+/// An ignore field's regex, with the longest literal text every match
+/// contains, looked for first: most fields contain none of it.
+struct IgnoreField {
+    required: Option<memchr::memmem::Finder<'static>>,
+    matcher: Matcher,
+}
+
+enum Matcher {
+    Small(kube_units::small_regex::Small),
+    Regex(regex_lite::Regex),
+}
+
+impl IgnoreField {
+    fn compile(pattern: &str) -> Option<Self> {
+        let matcher = match kube_units::small_regex::Small::compile(pattern) {
+            Some(small) => Matcher::Small(small),
+            None => Matcher::Regex(regex_lite::Regex::new(pattern).ok()?),
+        };
+        Some(Self {
+            required: required_literal(pattern)
+                .map(|text| memchr::memmem::Finder::new(text.as_bytes()).into_owned()),
+            matcher,
+        })
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        if let Some(required) = &self.required {
+            if required.find(text.as_bytes()).is_none() {
+                return false;
+            }
+        }
+        match &self.matcher {
+            Matcher::Small(small) => small.is_match(text),
+            Matcher::Regex(regex) => regex.is_match(text),
+        }
+    }
+}
+
+/// The longest run of plain characters in `pattern` that every match must
+/// contain; `None` for patterns with groups, classes, alternatives or
+/// escapes, where that takes more reading than it saves.
+fn required_literal(pattern: &str) -> Option<String> {
+    if pattern.contains(['(', '[', '|', '\\']) {
+        return None;
+    }
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/' | ':' | '~');
+    let mut best = String::new();
+    let mut run = String::new();
+    for c in pattern.chars() {
+        if plain(c) {
+            run.push(c);
+            continue;
+        }
+        // A quantifier makes the character before it optional.
+        if matches!(c, '*' | '?' | '{') {
+            run.pop();
+        }
+        if run.len() > best.len() {
+            best = std::mem::take(&mut run);
+        }
+        run.clear();
+    }
+    if run.len() > best.len() {
+        best = run;
+    }
+    (!best.is_empty()).then_some(best)
 }
 
 impl ObjectRef {

@@ -267,3 +267,59 @@ fn ignore_objects_match_as_k8s_manifest_sigstore_does() {
         assert_eq!(pattern.selects(&target), want, "{name}");
     }
 }
+
+#[test]
+fn ignore_fields_find_the_literal_every_match_needs() {
+    let cases = [
+        (
+            "dotted_field",
+            "spec.ports..*.targetPort.*",
+            Some("targetPort"),
+        ),
+        (
+            "optional_last_character",
+            "metadata.annotationsx*",
+            Some("annotations"),
+        ),
+        ("alternatives_are_not_read", "a.(bb|cc).*", None),
+        ("classes_are_not_read", "spec.[a-z]+.*", None),
+        ("escapes_are_not_read", "spec\\.x.*", None),
+        ("only_wildcards", ".*", None),
+    ];
+    for (name, pattern, want) in cases {
+        assert_eq!(required_literal(pattern).as_deref(), want, "{name}");
+    }
+}
+
+#[test]
+fn ignore_fields_match_as_regexes_whatever_the_engine() {
+    // `.` is any character, the match is unanchored, and a pattern too
+    // large for the small automaton is matched by regex-lite.
+    let long = format!("{}.*", "x".repeat(200));
+    let cases = [
+        (
+            "dots_are_wildcards",
+            "spec.ports..*.targetPort.*",
+            "spec.ports.0.targetPort",
+            true,
+        ),
+        ("unanchored", "status.*", "metadata.status.x", true),
+        (
+            "literal_missing",
+            "spec.ports..*.targetPort.*",
+            "spec.ports.0.port",
+            false,
+        ),
+        ("long_pattern", long.as_str(), &"x".repeat(201), true),
+        (
+            "long_pattern_missing",
+            long.as_str(),
+            &"x".repeat(199),
+            false,
+        ),
+    ];
+    for (name, pattern, text, want) in cases {
+        let field = IgnoreField::compile(pattern).expect(name);
+        assert_eq!(field.is_match(text), want, "{name}");
+    }
+}

@@ -12,7 +12,7 @@
 //! passes when `count` entries (all, by default) are verified; every set
 //! must pass.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use base64::Engine as _;
 use p256::ecdsa::signature::Verifier;
@@ -555,7 +555,6 @@ impl Entry {
                 "{p}: YAML manifest not found for this resource: failed to find a YAML manifest in the gzipped message"
             ));
         };
-        let differences = diff(manifest, object, ignored);
         if signed.signatures.is_empty() {
             return Outcome::Failed(format!(
                 "{p}: failed to verify signature: signature not found"
@@ -582,6 +581,9 @@ impl Entry {
                 serde_json::to_string(&trials).unwrap_or_default()
             ));
         }
+        // Compared once the signature holds: a message no key signed costs
+        // no walk of the resource.
+        let differences = diff(manifest, object, ignored);
         if !differences.is_empty() {
             let items: Vec<Value> = differences
                 .into_iter()
@@ -910,15 +912,26 @@ fn diff(manifest: &Value, object: &Value, ignored: &[String]) -> Vec<(String, Va
             .join(".")
     };
     let mut taken = vec![false; only_after.len()];
+    // The fields only after, by their unindexed path, in order: a moved
+    // element is looked for among its own path's, not among them all.
+    let mut by_shape: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, (k, _)) in only_after.iter().enumerate() {
+        by_shape.entry(unindexed(k)).or_default().push(i);
+    }
     let mut differences = changed;
     for (key, value) in only_before {
         let shape = unindexed(&key);
-        let moved = only_after.iter().enumerate().position(|(i, (k, v))| {
-            !taken.get(i).copied().unwrap_or(true)
-                && k != &key
-                && unindexed(k) == shape
-                && v == &value
-        });
+        let moved = by_shape
+            .get(&shape)
+            .into_iter()
+            .flatten()
+            .copied()
+            .find(|&i| {
+                !taken.get(i).copied().unwrap_or(true)
+                    && only_after
+                        .get(i)
+                        .is_some_and(|(k, v)| k != &key && v == &value)
+            });
         match moved {
             Some(i) => {
                 if let Some(t) = taken.get_mut(i) {

@@ -323,3 +323,34 @@ fn ignore_fields_match_as_regexes_whatever_the_engine() {
         assert_eq!(field.is_match(text), want, "{name}");
     }
 }
+
+#[test]
+fn fields_that_only_moved_to_another_index_are_no_difference() {
+    let manifest = json!({"spec": {"ports": [{"port": 80}, {"port": 443, "name": "https"}]}});
+    let cases = [
+        (
+            "moved_to_the_next_element",
+            json!({"spec": {"ports": [{"port": 80}, {"port": 443}, {"name": "https"}]}}),
+            vec![],
+        ),
+        (
+            "moved_and_changed",
+            json!({"spec": {"ports": [{"port": 80}, {"port": 443}, {"name": "http"}]}}),
+            vec![
+                ("spec.ports.1.name".to_string(), json!("https"), Value::Null),
+                ("spec.ports.2.name".to_string(), Value::Null, json!("http")),
+            ],
+        ),
+        (
+            "moved_under_another_field",
+            json!({"spec": {"ports": [{"port": 80}, {"port": 443}], "names": [{"name": "https"}]}}),
+            vec![
+                ("spec.names.0.name".to_string(), Value::Null, json!("https")),
+                ("spec.ports.1.name".to_string(), json!("https"), Value::Null),
+            ],
+        ),
+    ];
+    for (name, object, want) in cases {
+        assert_eq!(diff(&manifest, &object, &[]), want, "{name}");
+    }
+}

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::cluster::{AccessReview, Cached, Lookup};
 use crate::resources::kind_of;
-use crate::settings::{ACCESS_REVIEW_FIELDS, RESOURCE_ATTRIBUTE_FIELDS, SUBJECT_ACCESS_REVIEWS};
+use crate::settings::{unsendable, Unsendable};
 
 /// A namespaced `Policy` may call only paths in its own namespace, as
 /// Kyverno checks the cleaned path (`^/api(s)?/.*?/namespaces/([^/]+)`).
@@ -37,15 +37,11 @@ pub fn check_policy_namespace(url: &str, policy_namespace: &str) -> Result<(), S
     }
 }
 
-/// A SubjectAccessReview `POST` of `body` (the `data` entries, substituted)
-/// to `url`, answered through `can_i`: the review as the API server
-/// returns it, its `spec` as sent and its `status` from the host.
-pub fn review_access(url: &str, body: &Value, cluster: &Cached<'_>) -> Result<Value, String> {
-    if url.trim() != SUBJECT_ACCESS_REVIEWS {
-        return Err(format!(
-            "only a SubjectAccessReview (`{SUBJECT_ACCESS_REVIEWS}`) can be sent through Kubewarden's host capabilities"
-        ));
-    }
+/// A SubjectAccessReview `POST` of `body` (the `data` entries, substituted;
+/// the settings allow a `POST` to no other path), answered through
+/// `can_i`: the review as the API server returns it, its `spec` as sent
+/// and its `status` from the host.
+pub fn review_access(body: &Value, cluster: &Cached<'_>) -> Result<Value, String> {
     let spec = body.get("spec").unwrap_or(&Value::Null);
     let review = access_review(spec)?;
     let status = cluster.fetch(&Lookup::CanI(review))?;
@@ -58,6 +54,8 @@ pub fn review_access(url: &str, body: &Value, cluster: &Cached<'_>) -> Result<Va
     }))
 }
 
+const NO_RESOURCE_ATTRIBUTES: &str = "the SubjectAccessReview needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources";
+
 /// The `can_i` request for a SubjectAccessReview `spec`; an error names
 /// what `can_i` cannot send.
 fn access_review(spec: &Value) -> Result<AccessReview, String> {
@@ -67,27 +65,22 @@ fn access_review(spec: &Value) -> Result<AccessReview, String> {
             crate::jmespath::go::sprint(spec)
         ));
     };
-    if let Some(key) = spec
-        .keys()
-        .find(|k| !ACCESS_REVIEW_FIELDS.contains(&k.as_str()))
-    {
-        return Err(format!(
-            "Kubewarden's `kubernetes/can_i` cannot send a SubjectAccessReview's `{key}`"
-        ));
-    }
-    let Some(attributes) = spec.get("resourceAttributes").and_then(Value::as_object) else {
-        return Err(
-            "the SubjectAccessReview needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources".into(),
-        );
+    let message = |problem: &Unsendable| match problem {
+        Unsendable::Field(key) => {
+            format!("Kubewarden's `kubernetes/can_i` cannot send a SubjectAccessReview's `{key}`")
+        }
+        Unsendable::Attribute(key) => {
+            format!("Kubewarden's `kubernetes/can_i` cannot send the resource attribute `{key}`")
+        }
+        Unsendable::NoResourceAttributes => NO_RESOURCE_ATTRIBUTES.to_string(),
     };
-    if let Some(key) = attributes
-        .keys()
-        .find(|k| !RESOURCE_ATTRIBUTE_FIELDS.contains(&k.as_str()))
-    {
-        return Err(format!(
-            "Kubewarden's `kubernetes/can_i` cannot send the resource attribute `{key}`"
-        ));
+    if let Some(problem) = unsendable(spec, true).first() {
+        return Err(message(problem));
     }
+    let attributes = spec
+        .get("resourceAttributes")
+        .and_then(Value::as_object)
+        .ok_or_else(|| NO_RESOURCE_ATTRIBUTES.to_string())?;
     let text =
         |map: &serde_json::Map<String, Value>, key: &str| -> Result<Option<String>, String> {
             match map.get(key) {
@@ -332,6 +325,7 @@ pub fn shape_of(template: &str) -> String {
 mod tests {
     use super::*;
     use crate::cluster::Cluster;
+    use crate::settings::SUBJECT_ACCESS_REVIEWS;
     use serde_json::{json, Value};
 
     #[test]

@@ -73,6 +73,15 @@ enum JmesPath {
     Template(Template),
 }
 
+/// A template's value as the text a loader sends: a string as it is,
+/// anything else as Go prints it.
+fn render_text(template: &Template, ctx: &Context) -> Result<String, VarError> {
+    template.render(ctx).map(|value| match value {
+        Value::String(s) => s,
+        other => crate::jmespath::go::sprint(&other),
+    })
+}
+
 /// Compiles a rule's or a foreach's `context`.
 pub fn compile_context(
     entries: &[ContextEntry],
@@ -293,15 +302,8 @@ impl CompiledEntry {
         cluster: &Cached<'_>,
     ) -> Result<Value, String> {
         let entry = &self.name;
-        let reference = match name.render(ctx) {
-            Ok(Value::String(s)) => s,
-            Ok(other) => crate::jmespath::go::sprint(&other),
-            Err(e) => {
-                return Err(format!(
-                    "failed to substitute variables in context entry {entry}: {e}"
-                ))
-            }
-        };
+        let reference = render_text(name, ctx)
+            .map_err(|e| format!("failed to substitute variables in context entry {entry}: {e}"))?;
         let data = global_context::data(&reference, cluster).map_err(|e| {
             format!("failed to load global context data for context entry {entry}: {e}")
         })?;
@@ -385,11 +387,7 @@ impl CompiledEntry {
         let substitution = |e: VarError| {
             format!("failed to substitute variables in context entry {entry} {url_path}: {e}")
         };
-        let url = match url.render(ctx) {
-            Ok(Value::String(s)) => s,
-            Ok(other) => crate::jmespath::go::sprint(&other),
-            Err(e) => return Err(substitution(e)),
-        };
+        let url = render_text(url, ctx).map_err(substitution)?;
         // Checked before the call, so `default` does not stand in.
         if let Some(namespace) = ctx.policy_namespace() {
             api_call::check_policy_namespace(&url, namespace)?;
@@ -397,7 +395,7 @@ impl CompiledEntry {
         let response = match post {
             Some(body) => {
                 let body = body.render(ctx).map_err(substitution)?;
-                api_call::review_access(&url, &body, cluster)
+                api_call::review_access(&body, cluster)
                     .map(Rc::new)
                     .map_err(|e| format!("failed to POST resource with raw url: {url}: {e}"))
             }
@@ -426,12 +424,10 @@ impl CompiledEntry {
         cluster: &Cached<'_>,
     ) -> Result<Value, String> {
         let entry = &self.name;
-        let text = |t: &Template| match t.render(ctx) {
-            Ok(Value::String(s)) => Ok(s),
-            Ok(other) => Ok(crate::jmespath::go::sprint(&other)),
-            Err(e) => Err(format!(
-                "failed to substitute variables in context entry {entry}: {e}"
-            )),
+        let text = |t: &Template| {
+            render_text(t, ctx).map_err(|e| {
+                format!("failed to substitute variables in context entry {entry}: {e}")
+            })
         };
         let name = text(name)?;
         let mut namespace = text(namespace)?;

@@ -754,8 +754,8 @@ pub const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjecta
 
 /// What `can_i` carries of a SubjectAccessReview's `spec`, and of its
 /// `resourceAttributes`.
-pub const ACCESS_REVIEW_FIELDS: &[&str] = &["resourceAttributes", "user", "groups"];
-pub const RESOURCE_ATTRIBUTE_FIELDS: &[&str] = &[
+const ACCESS_REVIEW_FIELDS: &[&str] = &["resourceAttributes", "user", "groups"];
+const RESOURCE_ATTRIBUTE_FIELDS: &[&str] = &[
     "group",
     "name",
     "namespace",
@@ -838,26 +838,55 @@ fn check_access_review_spec(spec: &Value, path: &str, diags: &mut Diagnostics) {
                 .join(", ")
         )
     };
-    for key in spec.keys() {
-        if !ACCESS_REVIEW_FIELDS.contains(&key.as_str()) {
-            diags.push(&key_path(path, key), unsupported(key, ACCESS_REVIEW_FIELDS));
-        }
-    }
-    match spec.get("resourceAttributes") {
-        Some(Value::Object(attributes)) => {
-            let ap = key_path(path, "resourceAttributes");
-            for key in attributes.keys() {
-                if !RESOURCE_ATTRIBUTE_FIELDS.contains(&key.as_str()) {
-                    diags.push(&key_path(&ap, key), unsupported(key, RESOURCE_ATTRIBUTE_FIELDS));
-                }
+    for problem in unsendable(spec, false) {
+        match problem {
+            Unsendable::Field(key) => {
+                diags.push(&key_path(path, key), unsupported(key, ACCESS_REVIEW_FIELDS))
             }
+            Unsendable::Attribute(key) => diags.push(
+                &key_path(&key_path(path, "resourceAttributes"), key),
+                unsupported(key, RESOURCE_ATTRIBUTE_FIELDS),
+            ),
+            Unsendable::NoResourceAttributes => diags.push(
+                path,
+                "needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources",
+            ),
         }
-        Some(Value::String(_)) => {}
-        _ => diags.push(
-            path,
-            "needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources",
-        ),
     }
+}
+
+/// What of a SubjectAccessReview's `spec` Kubewarden's `can_i` cannot send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsendable<'s> {
+    /// A `spec` field other than [`ACCESS_REVIEW_FIELDS`].
+    Field(&'s str),
+    /// A `resourceAttributes` field other than [`RESOURCE_ATTRIBUTE_FIELDS`].
+    Attribute(&'s str),
+    /// No `resourceAttributes` object: `can_i` reviews resources only.
+    NoResourceAttributes,
+}
+
+/// Everything of `spec` that `can_i` cannot send, in order: the settings
+/// report them all, a review built at run time fails with the first.
+/// Unless `built`, `resourceAttributes` written as a string is a variable
+/// still to be substituted, checked when it is.
+pub fn unsendable(spec: &serde_json::Map<String, Value>, built: bool) -> Vec<Unsendable<'_>> {
+    let mut found: Vec<Unsendable> = spec
+        .keys()
+        .filter(|k| !ACCESS_REVIEW_FIELDS.contains(&k.as_str()))
+        .map(|k| Unsendable::Field(k))
+        .collect();
+    match spec.get("resourceAttributes") {
+        Some(Value::Object(attributes)) => found.extend(
+            attributes
+                .keys()
+                .filter(|k| !RESOURCE_ATTRIBUTE_FIELDS.contains(&k.as_str()))
+                .map(|k| Unsendable::Attribute(k)),
+        ),
+        Some(Value::String(_)) if !built => {}
+        _ => found.push(Unsendable::NoResourceAttributes),
+    }
+    found
 }
 
 /// Opens a Kyverno resource manifest, checking its kind and version.

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use crate::autogen;
 use crate::images;
 use crate::jmespath::{CompileError, Query, SearchError};
+use crate::pattern::SkipMessages;
 use crate::request::{AdmissionRequest, CelRequest};
 use crate::roles::Roles;
 
@@ -150,6 +151,8 @@ pub struct Context<'a> {
     /// The namespace of a namespaced `Policy`: its API calls may read only
     /// there, as in Kyverno.
     policy_namespace: Option<Rc<str>>,
+    /// Whether the rules' skip messages are read (see [`SkipMessages`]).
+    skips: SkipMessages,
 }
 
 impl Context<'static> {
@@ -192,6 +195,7 @@ impl Context<'static> {
             images_error,
             cel_request: OnceCell::new(),
             policy_namespace: None,
+            skips: SkipMessages::Read,
         }
     }
 
@@ -206,6 +210,7 @@ impl Context<'static> {
             images_error: OnceCell::from(None),
             cel_request: OnceCell::new(),
             policy_namespace: None,
+            skips: SkipMessages::Read,
         }
     }
 }
@@ -237,12 +242,23 @@ impl<'a> Context<'a> {
             images_error: self.images_error.clone(),
             cel_request: OnceCell::new(),
             policy_namespace: self.policy_namespace.clone(),
+            skips: self.skips,
         }
     }
 
     /// Makes this the context of a namespaced `Policy` in `namespace`.
     pub fn set_policy_namespace(&mut self, namespace: &str) {
         self.policy_namespace = Some(namespace.into());
+    }
+
+    /// Whether the rules' skip messages are read: an admission verdict
+    /// never reads them, so patterns need not write them.
+    pub fn set_skip_messages(&mut self, skips: SkipMessages) {
+        self.skips = skips;
+    }
+
+    pub fn skip_messages(&self) -> SkipMessages {
+        self.skips
     }
 
     /// The namespace of the namespaced `Policy` whose rules run here.

@@ -16,7 +16,7 @@ use crate::json::Json;
 use crate::matching::{
     rule_applies, selector_matches, selects_by_namespace_labels, selects_by_roles, Target,
 };
-use crate::pattern::Bindings;
+use crate::pattern::{Bindings, SkipMessages};
 use crate::pattern_body::{PatternBody, Resolved};
 use crate::policy;
 use crate::request::{AdmissionRequest, CelRequest};
@@ -229,6 +229,9 @@ pub fn evaluate(
     let mut ctx = Context::new(request);
     if let Some(namespace) = &spec.policy_namespace {
         ctx.set_policy_namespace(namespace);
+    }
+    if statuses == Statuses::Verdict {
+        ctx.set_skip_messages(SkipMessages::Unread);
     }
     if let Some(roles) = &roles {
         ctx.add_roles(roles);
@@ -573,7 +576,8 @@ fn run_rule(
         }
         // Wildcard label keys the new object binds stay bound for the old.
         let bindings = Bindings::default();
-        let new = run_static(&compiled, request.object(), &bindings);
+        let skips = ctx.skip_messages();
+        let new = run_static(&compiled, request.object(), &bindings, skips);
         if enforce
             && update
             && rule.validate.allow_existing_violations
@@ -582,7 +586,7 @@ fn run_rule(
         {
             // A violation the old object already had does not block the
             // update (Kyverno's allowExistingViolations default).
-            let old = run_static(&compiled, request.old_object(), &bindings);
+            let old = run_static(&compiled, request.old_object(), &bindings, skips);
             if old.0 == RuleStatus::Fail {
                 return Some((RuleStatus::Skip, EXISTING_VIOLATION.into()));
             }
@@ -672,7 +676,12 @@ fn cannot_be_evaluated(rule: &Rule<'_>, delete: bool) -> (RuleStatus, String) {
 }
 
 /// A rule whose patterns have no variables and that needs no context.
-fn run_static(rule: &CompiledRule, resource: &Value, bindings: &Bindings) -> (RuleStatus, String) {
+fn run_static(
+    rule: &CompiledRule,
+    resource: &Value,
+    bindings: &Bindings,
+    skips: SkipMessages,
+) -> (RuleStatus, String) {
     let message = || {
         rule.text
             .raw_message
@@ -684,10 +693,10 @@ fn run_static(rule: &CompiledRule, resource: &Value, bindings: &Bindings) -> (Ru
         Some(Body::Pattern(PatternBody::Static { pattern, template })) => pattern_result(
             rule.text.name,
             message,
-            pattern.evaluate_bound(resource, template, bindings),
+            pattern.evaluate_bound(resource, template, bindings, skips),
         ),
         Some(Body::AnyPattern(ps)) => {
-            let outcomes = ps.iter().filter_map(|p| p.evaluate_static(resource));
+            let outcomes = ps.iter().filter_map(|p| p.evaluate_static(resource, skips));
             any_pattern_result(rule.text.name, message, outcomes)
         }
         Some(Body::PodSecurity(check)) => pod_security_result(rule.text.name, check, resource),
@@ -777,7 +786,7 @@ fn run_loaded<'r, 'a>(
                 Ok(pattern) => pattern_result(
                     rule.text.name,
                     || message(ctx),
-                    pattern.evaluate_bound(ctx.object(), &carried.bindings),
+                    pattern.evaluate_bound(ctx.object(), &carried.bindings, ctx.skip_messages()),
                 ),
             }
         }
@@ -806,7 +815,9 @@ fn run_loaded<'r, 'a>(
             any_pattern_result(
                 rule.text.name,
                 || message(ctx),
-                patterns.iter().map(|p| p.evaluate(object)),
+                patterns
+                    .iter()
+                    .map(|p| p.evaluate(object, ctx.skip_messages())),
             )
         }
         Body::Foreach(list) => match foreach::evaluate(&rule.text, list, ctx, cluster, 0) {

@@ -396,7 +396,7 @@ fn validate_element(
                 };
                 Some(match resolved.pattern() {
                     Err(e) => (RuleStatus::Error, e),
-                    Ok(pattern) => match pattern.evaluate(resource) {
+                    Ok(pattern) => match pattern.evaluate(resource, ctx.skip_messages()) {
                         // An element's pass needs no message.
                         Outcome::Pass => (RuleStatus::Pass, String::new()),
                         outcome => pattern_result(
@@ -427,7 +427,9 @@ fn validate_element(
                 Some(any_pattern_result(
                     rule.name,
                     || rule.message(Some(ctx)).ok().flatten(),
-                    patterns.iter().map(|p| p.evaluate(resource)),
+                    patterns
+                        .iter()
+                        .map(|p| p.evaluate(resource, ctx.skip_messages())),
                 ))
             }
             Body::Foreach(nested) => {

@@ -195,6 +195,82 @@ pub struct PatternError {
     gathered: bool,
     /// A part of the pattern reached on a request did not compile.
     invalid: bool,
+    /// Set when nobody would read the message, so it was not written: a
+    /// skip's (an admission verdict never reads one), or a failure under an
+    /// anchor that turns every failure into a skip. Kyverno classifies
+    /// errors by their text, so this keeps what the text would have held.
+    unwritten: Option<Mentions>,
+}
+
+/// Which of Kyverno's anchor phrases a message holds, written or not.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Mentions {
+    skip: bool,
+    negation: bool,
+}
+
+/// The phrase all three anchor messages share: most texts are ruled out by
+/// one scan for it.
+const ANCHOR_PHRASE: Needle = Needle::new(" anchor m");
+
+impl Mentions {
+    const SKIP: Mentions = Mentions {
+        skip: true,
+        negation: false,
+    };
+
+    fn of(text: &str) -> Self {
+        if !scan::contains(text, &ANCHOR_PHRASE) {
+            return Self::default();
+        }
+        Self {
+            skip: scan::contains(text, &CONDITIONAL_MISMATCH_NEEDLE)
+                || scan::contains(text, &GLOBAL_MISMATCH_NEEDLE),
+            negation: scan::contains(text, &NEGATION_MATCHED_NEEDLE),
+        }
+    }
+
+    /// A message made of parts the phrases cannot straddle (each part is
+    /// set off by a quote, slash, colon or `; `, none of which a phrase
+    /// holds) mentions what its parts mention.
+    fn or(self, other: Self) -> Self {
+        Self {
+            skip: self.skip || other.skip,
+            negation: self.negation || other.negation,
+        }
+    }
+
+    /// A resource path's keys, as its text would show them.
+    fn of_path(path: &ResPath<'_>) -> Self {
+        let mut mentions = Self::default();
+        let mut at = path;
+        loop {
+            at = match at {
+                ResPath::Root => return mentions,
+                ResPath::Key(parent, key) => {
+                    mentions = mentions.or(Self::of(key));
+                    parent
+                }
+                ResPath::Index(parent, _) => parent,
+            };
+        }
+    }
+
+    /// Go's `%v` of a resource value, as the mismatch message prints it.
+    fn of_value(value: &Value) -> Self {
+        match value {
+            Value::String(s) => Self::of(s),
+            Value::Array(_) | Value::Object(_) => Self::of(&go_value(value)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => Self::default(),
+        }
+    }
+
+    fn of_scalar(scalar: &Scalar<'_>) -> Self {
+        match scalar {
+            Scalar::String(s) => Self::of(s.raw()),
+            _ => Self::default(),
+        }
+    }
 }
 
 impl PatternError {
@@ -206,7 +282,26 @@ impl PatternError {
             field: Vec::new(),
             gathered: false,
             invalid: false,
+            unwritten: None,
         }
+    }
+
+    /// A failure whose message nobody reads, with what it would mention.
+    fn unwritten(mentions: Mentions) -> Self {
+        Self {
+            message: String::new(),
+            path: String::new(),
+            detail: None,
+            field: Vec::new(),
+            gathered: false,
+            invalid: false,
+            unwritten: Some(mentions),
+        }
+    }
+
+    fn mentions(&self) -> Mentions {
+        self.unwritten
+            .unwrap_or_else(|| Mentions::of(&self.message))
     }
 
     /// A skip made of the skips of every element or anchor.
@@ -220,17 +315,32 @@ impl PatternError {
         self
     }
 
-    /// The same failure under Kyverno's anchor prefix. Kyverno wraps it in
-    /// its anchor error type, so a skip gathered below becomes the anchor's
-    /// own (direct) skip.
-    fn prefixed(mut self, prefix: &str) -> Self {
-        self.message = format!("{prefix}: {}", self.message);
+    /// The same failure under Kyverno's anchor prefix (a conditional or
+    /// global anchor's, so it is a skip). Kyverno wraps it in its anchor
+    /// error type, so a skip gathered below becomes the anchor's own
+    /// (direct) skip. `silent`: nobody reads the skip's message.
+    fn prefixed(mut self, prefix: &str, silent: bool) -> Self {
         self.gathered = false;
+        if self.invalid {
+            // An uncompiled pattern is the rule's error, with its message.
+            self.message = format!("{prefix}: {}", self.message);
+        } else if silent || self.unwritten.is_some() {
+            let mentions = self.mentions().or(Mentions::SKIP);
+            return Self {
+                gathered: false,
+                ..Self::unwritten(mentions)
+            };
+        } else {
+            self.message = format!("{prefix}: {}", self.message);
+        }
         self
     }
 
-    fn within(mut self, segment: String) -> Self {
-        self.field.push(segment);
+    fn within(mut self, segment: impl FnOnce() -> String) -> Self {
+        // Only a failure's explanation reads the pattern fields.
+        if self.unwritten.is_none() {
+            self.field.push(segment());
+        }
         self
     }
 
@@ -259,13 +369,74 @@ impl PatternError {
     /// Asked of every element's failure, so through [`scan`], not
     /// `str::contains` (a two-way searcher set up per call).
     fn is_skip(&self) -> bool {
-        scan::contains(&self.message, &CONDITIONAL_MISMATCH_NEEDLE)
-            || scan::contains(&self.message, &GLOBAL_MISMATCH_NEEDLE)
+        match self.unwritten {
+            Some(mentions) => mentions.skip,
+            None => {
+                scan::contains(&self.message, &CONDITIONAL_MISMATCH_NEEDLE)
+                    || scan::contains(&self.message, &GLOBAL_MISMATCH_NEEDLE)
+            }
+        }
     }
 
     fn is_negation(&self) -> bool {
-        scan::contains(&self.message, &NEGATION_MATCHED_NEEDLE)
+        match self.unwritten {
+            Some(mentions) => mentions.negation,
+            None => scan::contains(&self.message, &NEGATION_MATCHED_NEEDLE),
+        }
     }
+}
+
+/// The skips of a map's anchors or of a list's elements, gathered into one
+/// skip (Kyverno's `multierr.Combine`) when nothing else decides.
+struct Skips {
+    /// Nobody reads the gathered message: keep only what it mentions.
+    silent: bool,
+    messages: Vec<String>,
+    mentions: Mentions,
+    count: usize,
+    /// Whether one of them is an anchor's own skip, not a gathered one.
+    direct: bool,
+}
+
+impl Skips {
+    fn new(silent: bool) -> Self {
+        Self {
+            silent,
+            messages: Vec::new(),
+            mentions: Mentions::default(),
+            count: 0,
+            direct: false,
+        }
+    }
+
+    fn push(&mut self, skip: PatternError) {
+        self.count += 1;
+        self.direct |= !skip.gathered;
+        if self.silent {
+            self.mentions = self.mentions.or(skip.mentions());
+        } else {
+            self.messages.push(skip.message);
+        }
+    }
+
+    /// The one skip, reported at `path`.
+    fn gathered(self, path: &ResPath<'_>) -> PatternError {
+        let error = if self.silent {
+            PatternError::unwritten(self.mentions)
+        } else {
+            PatternError::new(path, self.messages.join("; "))
+        };
+        error.gathered()
+    }
+}
+
+/// Whether a skip's message is read: Kyverno reports it (the CLI's `test`
+/// shows it); an admission verdict never reads one, so then it is not
+/// written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipMessages {
+    Read,
+    Unread,
 }
 
 /// The result of matching a whole pattern.
@@ -300,26 +471,35 @@ impl<'a> Pattern<'a> {
         self.evaluate_within(resource, &[])
     }
 
+    /// [`Pattern::evaluate`], writing a skip's message only if it is read.
+    pub fn evaluate_for(&self, resource: &Value, skips: SkipMessages) -> Outcome {
+        self.evaluate_bound(resource, &[], &Bindings::default(), skips)
+    }
+
     /// [`Pattern::evaluate`] of this pattern wrapped in `template`, a map
     /// of one plain key per segment (`{"spec": {"template": …}}`), as
     /// autogen wraps a Pod rule's pattern in a controller's pod template
     /// (`spec.template`, `spec.jobTemplate.spec.template` for a CronJob):
     /// the same checks, paths and messages, with no wrapper built.
     pub fn evaluate_within(&self, resource: &Value, template: &[&str]) -> Outcome {
-        self.evaluate_bound(resource, template, &Bindings::default())
+        self.evaluate_bound(resource, template, &Bindings::default(), SkipMessages::Read)
     }
 
     /// [`Pattern::evaluate_within`] with the wildcard keys earlier
-    /// evaluations of the same pattern bound (see [`Bindings`]).
+    /// evaluations of the same pattern bound (see [`Bindings`]). With
+    /// [`SkipMessages::Unread`], a skip's message is empty.
     pub fn evaluate_bound(
         &self,
         resource: &Value,
         template: &[&str],
         bindings: &Bindings,
+        skips: SkipMessages,
     ) -> Outcome {
         let mut walk = Walk {
             anchors: AnchorPresence::default(),
             bindings,
+            skips,
+            quiet: false,
         };
         match validate_within(resource, self, template, &ResPath::Root, &mut walk) {
             Ok(()) => Outcome::Pass,
@@ -596,6 +776,26 @@ impl Bindings {
 struct Walk<'p, 'b> {
     anchors: AnchorPresence<'p>,
     bindings: &'b Bindings,
+    skips: SkipMessages,
+    /// Under an anchor that turns every failure into a skip or drops it:
+    /// only a failure's kind is read, not its message.
+    quiet: bool,
+}
+
+impl Walk<'_, '_> {
+    /// Whether a skip made here has its message read.
+    fn silent(&self) -> bool {
+        self.quiet || self.skips == SkipMessages::Unread
+    }
+
+    /// Runs `check` quiet if `quiet` (or already so).
+    fn quietly<T>(&mut self, quiet: bool, check: impl FnOnce(&mut Self) -> T) -> T {
+        let was = self.quiet;
+        self.quiet |= quiet;
+        let result = check(self);
+        self.quiet = was;
+        result
+    }
 }
 
 /// [`Bindings`]: binds the wildcard label and annotation keys under the
@@ -663,13 +863,16 @@ fn validate_element<'p>(
     match pattern {
         Pattern::Map(map) => {
             let Some(object) = resource.as_object() else {
-                return Err(not_a_map(resource, path));
+                return Err(not_a_map(resource, path, walk.quiet));
             };
             walk.anchors.record(map, object, walk.bindings);
             validate_map(object, map, path, walk)
         }
         Pattern::Array(items) => {
             let Some(list) = resource.as_array() else {
+                if walk.quiet {
+                    return Err(PatternError::unwritten(Mentions::of_path(path)));
+                }
                 return Err(PatternError::new(
                     path,
                     format!("validation rule failed at path {path}, resource does not satisfy the expected overlay pattern"),
@@ -685,6 +888,12 @@ fn validate_element<'p>(
             };
             if ok {
                 Ok(())
+            } else if walk.quiet {
+                Err(PatternError::unwritten(
+                    Mentions::of_value(resource)
+                        .or(Mentions::of_scalar(scalar))
+                        .or(Mentions::of_path(path)),
+                ))
             } else {
                 Err(PatternError::new(
                     path,
@@ -717,28 +926,23 @@ fn validate_map<'p>(
         expand_in_metadata(resource, pattern, walk.bindings);
     }
     let phase_one = pattern.phase_one;
-    let mut skips: Vec<PatternError> = Vec::new();
+    let mut skips = Skips::new(walk.silent());
     let mut applied = 0usize;
-    let direct_skip = |skips: &[PatternError]| skips.iter().any(|s| !s.gathered);
     for entry in pattern.entries.iter().take(phase_one) {
         match handle_entry(resource, entry, path, walk) {
             Ok(()) => applied += 1,
             Err(e) if e.invalid => return Err(e),
             Err(e) if e.is_skip() => skips.push(e),
-            Err(e) if direct_skip(&skips) => drop(e),
-            Err(e) => return Err(e.within(entry.key().to_string())),
+            Err(e) if skips.direct => drop(e),
+            Err(e) => return Err(e.within(|| entry.key().to_string())),
         }
     }
-    if !skips.is_empty() && (applied == 0 || direct_skip(&skips)) {
-        let message = skips
-            .iter()
-            .map(|s| s.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(PatternError::new(path, message).gathered());
+    if skips.count > 0 && (applied == 0 || skips.direct) {
+        return Err(skips.gathered(path));
     }
     for entry in pattern.entries.iter().skip(phase_one) {
-        handle_entry(resource, entry, path, walk).map_err(|e| e.within(entry.key().to_string()))?;
+        handle_entry(resource, entry, path, walk)
+            .map_err(|e| e.within(|| entry.key().to_string()))?;
     }
     Ok(())
 }
@@ -756,9 +960,16 @@ fn handle_entry<'p>(
     // The value's pattern is asked for (and compiled, if deferred) only
     // where a check reads it.
     match entry.anchor {
+        // Any failure under these anchors is a skip: nothing below writes
+        // a message unless the skip's is read.
         Some(AnchorKind::Condition) => match value {
-            Some(v) => validate_element(v, entry.value.get()?, &current, walk)
-                .map_err(|e| e.prefixed(CONDITIONAL_MISMATCH)),
+            Some(v) => {
+                let pattern = entry.value.get()?;
+                let silent = walk.silent();
+                walk.quietly(silent, |walk| validate_element(v, pattern, &current, walk))
+                    .map_err(|e| e.prefixed(CONDITIONAL_MISMATCH, silent))
+            }
+            None if walk.silent() => Err(PatternError::unwritten(Mentions::SKIP)),
             None => Err(PatternError::new(
                 &current,
                 format!(
@@ -767,8 +978,12 @@ fn handle_entry<'p>(
             )),
         },
         Some(AnchorKind::Global) => match value {
-            Some(v) => validate_element(v, entry.value.get()?, &current, walk)
-                .map_err(|e| e.prefixed(GLOBAL_MISMATCH)),
+            Some(v) => {
+                let pattern = entry.value.get()?;
+                let silent = walk.silent();
+                walk.quietly(silent, |walk| validate_element(v, pattern, &current, walk))
+                    .map_err(|e| e.prefixed(GLOBAL_MISMATCH, silent))
+            }
             None => Ok(()),
         },
         Some(AnchorKind::Equality) => match value {
@@ -816,6 +1031,9 @@ fn plain_entry<'p>(
             // `*` means present and not null; Kyverno reports the parent path.
             return match value {
                 Some(v) if !v.is_null() => Ok(()),
+                _ if walk.quiet => Err(PatternError::unwritten(
+                    Mentions::of_path(path).or(Mentions::of(key)),
+                )),
                 _ => Err(PatternError::new(path, format!("{path}/{key} not found"))
                     .detail("expected `*` (any value) but the field is missing or null".into())),
             };
@@ -838,7 +1056,7 @@ fn validate_within<'p>(
         return validate_element(resource, pattern, path, walk);
     };
     let Some(object) = resource.as_object() else {
-        return Err(not_a_map(resource, path));
+        return Err(not_a_map(resource, path, walk.quiet));
     };
     let current = ResPath::Key(path, key);
     let value = object.get(*key);
@@ -854,11 +1072,14 @@ fn validate_within<'p>(
             walk,
         )
     };
-    checked.map_err(|e| e.within(key.to_string()))
+    checked.map_err(|e| e.within(|| key.to_string()))
 }
 
 /// A map pattern met something else.
-fn not_a_map(resource: &Value, path: &ResPath<'_>) -> PatternError {
+fn not_a_map(resource: &Value, path: &ResPath<'_>, quiet: bool) -> PatternError {
+    if quiet {
+        return PatternError::unwritten(Mentions::of_path(path));
+    }
     PatternError::new(
         path,
         format!(
@@ -911,7 +1132,11 @@ fn validate_existence<'p>(
         }
         let mut found = false;
         for (i, element) in list.iter().enumerate() {
-            match validate_element(element, item, &ResPath::Index(path, i), walk) {
+            // An element's failure is dropped: only a pass is looked for.
+            let checked = walk.quietly(true, |walk| {
+                validate_element(element, item, &ResPath::Index(path, i), walk)
+            });
+            match checked {
                 Ok(()) => {
                     found = true;
                     break;
@@ -950,7 +1175,7 @@ fn validate_array<'p>(
             |_| "[*]".into(),
         ),
         Pattern::Scalar(_) => {
-            validate_element(resource, first, path, walk).map_err(|e| e.within("[*]".into()))
+            validate_element(resource, first, path, walk).map_err(|e| e.within(|| "[*]".into()))
         }
         Pattern::Array(_) => {
             if list.len() < patterns.len() {
@@ -977,16 +1202,16 @@ fn validate_elements<'v, 'p, 'a: 'p>(
     segment: impl Fn(usize) -> String,
 ) -> Check {
     let mut applied = 0;
-    let mut skips = Vec::new();
+    let mut skips = Skips::new(walk.silent());
     for (i, (element, pattern)) in pairs.enumerate() {
         match validate_element(element, pattern, &ResPath::Index(path, i), walk) {
             Ok(()) => applied += 1,
-            Err(e) if e.is_skip() => skips.push(e.message),
-            Err(e) => return Err(e.within(segment(i))),
+            Err(e) if e.is_skip() => skips.push(e),
+            Err(e) => return Err(e.within(|| segment(i))),
         }
     }
-    if applied == 0 && !skips.is_empty() {
-        return Err(PatternError::new(path, skips.join("; ")).gathered());
+    if applied == 0 && skips.count > 0 {
+        return Err(skips.gathered(path));
     }
     Ok(())
 }
@@ -1146,6 +1371,12 @@ mod tests {
         let deferred = Pattern::compile(&pattern, "pattern", &mut quiet);
         assert!(quiet.is_empty(), "{}", quiet.summary());
         assert_eq!(deferred.evaluate(&resource), outcome, "deferred: {pattern}");
+        // Unread skip messages change nothing but a skip's message.
+        let unread = compiled.evaluate_for(&resource, SkipMessages::Unread);
+        match &outcome {
+            Outcome::Skip(_) => assert_eq!(unread, Outcome::Skip(String::new()), "{pattern}"),
+            other => assert_eq!(&unread, other, "unread skips: {pattern}"),
+        }
         outcome
     }
 
@@ -1377,6 +1608,30 @@ mod tests {
                 json!({"spec": {"(securityContext)": {"(runAsNonRoot)": true}, "=(hostNetwork)": false, "serviceAccountName": "good"}}),
                 json!({"spec": {"securityContext": {"runAsNonRoot": false}, "hostNetwork": false, "serviceAccountName": "bad"}}),
                 Outcome::Skip("conditional anchor mismatch: conditional anchor mismatch: resource value 'false' does not match 'true' at path /spec/securityContext/runAsNonRoot/".into())),
+            // Kyverno tells a skip by its message text: an element whose
+            // mismatch message holds an anchor phrase (from the resource's
+            // value, the pattern's, or a key on the path) is skipped, not
+            // failed, so the other element decides and the anchor holds.
+            ("phrase_in_a_value_makes_an_element_skip",
+                json!({"(spec)": {"list": [{"x": "a"}]}, "metadata": {"name": "good"}}),
+                json!({"spec": {"list": [{"x": "a"}, {"x": "says conditional anchor mismatch"}]}, "metadata": {"name": "bad"}}),
+                fail("/metadata/name/", "resource value 'bad' does not match 'good' at path /metadata/name/")),
+            ("phrase_in_the_pattern_makes_an_element_skip",
+                json!({"(spec)": {"list": [{"x": "a | b global anchor mismatch"}]}, "metadata": {"name": "good"}}),
+                json!({"spec": {"list": [{"x": "a"}, {"x": "c"}]}, "metadata": {"name": "bad"}}),
+                fail("/metadata/name/", "resource value 'bad' does not match 'good' at path /metadata/name/")),
+            ("phrase_in_a_key_makes_an_element_skip",
+                json!({"(spec)": {"list": [{"conditional anchor mismatch": "a"}]}, "metadata": {"name": "good"}}),
+                json!({"spec": {"list": [{"conditional anchor mismatch": "a"}, {"conditional anchor mismatch": "c"}]}, "metadata": {"name": "bad"}}),
+                fail("/metadata/name/", "resource value 'bad' does not match 'good' at path /metadata/name/")),
+            ("without_the_phrase_the_element_fails_the_anchor",
+                json!({"(spec)": {"list": [{"x": "a"}]}, "metadata": {"name": "good"}}),
+                json!({"spec": {"list": [{"x": "a"}, {"x": "c"}]}, "metadata": {"name": "bad"}}),
+                Outcome::Skip("conditional anchor mismatch: resource value 'c' does not match 'a' at path /spec/list/1/x/".into())),
+            ("phrase_in_a_nested_value_makes_an_element_skip",
+                json!({"(spec)": {"list": [{"x": "a"}]}, "metadata": {"name": "good"}}),
+                json!({"spec": {"list": [{"x": "a"}, {"x": ["negation", "global anchor mismatch"]}]}, "metadata": {"name": "bad"}}),
+                fail("/metadata/name/", "resource value 'bad' does not match 'good' at path /metadata/name/")),
         ];
         for (name, pattern, resource, want) in cases {
             assert_eq!(run_kyverno(pattern, resource), want, "{name}");

@@ -8,7 +8,7 @@ use crate::json::Json;
 
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
-use crate::pattern::{Bindings, Outcome, Pattern, MAX_DEPTH};
+use crate::pattern::{Bindings, Outcome, Pattern, SkipMessages, MAX_DEPTH};
 use crate::references;
 use crate::variables::{has_variables, report_problems, Document};
 
@@ -104,10 +104,10 @@ impl<'a> PatternBody<'a> {
     }
 
     /// The outcome of a pattern without variables; `None` for the others.
-    pub fn evaluate_static(&self, resource: &Value) -> Option<Outcome> {
+    pub fn evaluate_static(&self, resource: &Value, skips: SkipMessages) -> Option<Outcome> {
         match self {
             PatternBody::Static { pattern, template } => {
-                Some(pattern.evaluate_within(resource, template))
+                Some(pattern.evaluate_bound(resource, template, &Bindings::default(), skips))
             }
             PatternBody::Dynamic { .. } | PatternBody::Unresolved(_) => None,
         }
@@ -183,19 +183,21 @@ pub enum Ready<'r, 'p, 'a> {
 
 impl Ready<'_, '_, '_> {
     /// Kyverno's `MatchPattern` ([`Pattern::evaluate_within`]).
-    pub fn evaluate(&self, resource: &Value) -> Outcome {
-        match self {
-            Ready::Compiled(p, template) => p.evaluate_within(resource, template),
-            Ready::Rendered(p, template) => p.evaluate_within(resource, template),
-        }
+    pub fn evaluate(&self, resource: &Value, skips: SkipMessages) -> Outcome {
+        self.evaluate_bound(resource, &Bindings::default(), skips)
     }
 
     /// [`Ready::evaluate`] with the wildcard keys bound by earlier passes
     /// over the same pattern ([`Bindings`]).
-    pub fn evaluate_bound(&self, resource: &Value, bindings: &Bindings) -> Outcome {
+    pub fn evaluate_bound(
+        &self,
+        resource: &Value,
+        bindings: &Bindings,
+        skips: SkipMessages,
+    ) -> Outcome {
         match self {
-            Ready::Compiled(p, template) => p.evaluate_bound(resource, template, bindings),
-            Ready::Rendered(p, template) => p.evaluate_bound(resource, template, bindings),
+            Ready::Compiled(p, template) => p.evaluate_bound(resource, template, bindings, skips),
+            Ready::Rendered(p, template) => p.evaluate_bound(resource, template, bindings, skips),
         }
     }
 }
@@ -334,7 +336,10 @@ mod tests {
                 };
                 assert!(diags.is_empty(), "{name}");
                 let resolved = body.resolve(&ctx).unwrap();
-                let outcome = resolved.pattern().unwrap().evaluate(&resource);
+                let outcome = resolved
+                    .pattern()
+                    .unwrap()
+                    .evaluate(&resource, SkipMessages::Read);
                 assert_eq!(outcome == Outcome::Pass, want, "{name} (anyPattern: {any})");
             }
         }

@@ -862,7 +862,8 @@ fn rewrite_text<'s>(s: &'s str, table: &[(&str, &str); 4]) -> Cow<'s, str> {
 /// Go's `strings.ReplaceAll(s, from, to)`, keeping `s` when `from` does not
 /// occur in it.
 fn replace_all<'s>(s: Cow<'s, str>, from: &str, to: &str) -> Cow<'s, str> {
-    let mut out = String::new();
+    // Room for two replacements: most texts name the object once or twice.
+    let mut out = String::with_capacity(s.len() + 2 * to.len().saturating_sub(from.len()));
     let mut copied = 0;
     let mut replaced = false;
     for start in starts(&s, from) {

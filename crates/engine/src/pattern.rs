@@ -843,13 +843,67 @@ enum ResPath<'a> {
     Index(&'a ResPath<'a>, usize),
 }
 
+impl ResPath<'_> {
+    /// `/spec/containers/0/image/`: the segments gathered up the chain,
+    /// then written in one buffer (a `write!` per segment ran the
+    /// formatting machinery once per level).
+    fn render(&self) -> String {
+        let mut segments: Vec<&ResPath<'_>> = Vec::new();
+        let mut at = self;
+        let mut len = 1;
+        loop {
+            at = match at {
+                ResPath::Root => break,
+                ResPath::Key(parent, key) => {
+                    len += key.len() + 1;
+                    segments.push(at);
+                    parent
+                }
+                ResPath::Index(parent, _) => {
+                    len += 4;
+                    segments.push(at);
+                    parent
+                }
+            };
+        }
+        let mut text = String::with_capacity(len);
+        text.push('/');
+        for segment in segments.iter().rev() {
+            match segment {
+                ResPath::Key(_, key) => text.push_str(key),
+                ResPath::Index(_, i) => push_decimal(&mut text, *i),
+                ResPath::Root => {}
+            }
+            text.push('/');
+        }
+        text
+    }
+}
+
+/// `i` in decimal, without the formatting machinery.
+fn push_decimal(text: &mut String, i: usize) {
+    let mut digits = [0u8; 20];
+    let mut n = i;
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        if let Some(d) = digits.get_mut(start) {
+            // `n % 10` is below 10.
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || start == 0 {
+            break;
+        }
+    }
+    for &d in digits.get(start..).unwrap_or_default() {
+        text.push(char::from(d));
+    }
+}
+
 impl std::fmt::Display for ResPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ResPath::Root => f.write_str("/"),
-            ResPath::Key(parent, key) => write!(f, "{parent}{key}/"),
-            ResPath::Index(parent, i) => write!(f, "{parent}{i}/"),
-        }
+        f.write_str(&self.render())
     }
 }
 
@@ -895,15 +949,13 @@ fn validate_element<'p>(
                         .or(Mentions::of_path(path)),
                 ))
             } else {
-                Err(PatternError::new(
-                    path,
-                    format!(
-                        "resource value '{}' does not match '{}' at path {path}",
-                        go_value(resource),
-                        scalar_text(scalar)
-                    ),
-                )
-                .detail(format!(
+                let at = path.render();
+                let message = format!(
+                    "resource value '{}' does not match '{}' at path {at}",
+                    go_value(resource),
+                    scalar_text(scalar)
+                );
+                Err(PatternError::new(&at, message).detail(format!(
                     "expected `{}` but {}",
                     scalar_text(scalar),
                     found(resource)
@@ -1635,6 +1687,42 @@ mod tests {
         ];
         for (name, pattern, resource, want) in cases {
             assert_eq!(run_kyverno(pattern, resource), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn resource_paths_render_keys_and_indices_as_kyverno_writes_them() {
+        let spec = ResPath::Key(&ResPath::Root, "spec");
+        let containers = ResPath::Key(&spec, "containers");
+        let largest = format!("/{}/", usize::MAX);
+        let cases: Vec<(&str, ResPath<'_>, &str)> = vec![
+            ("root", ResPath::Root, "/"),
+            ("key", ResPath::Key(&ResPath::Root, "spec"), "/spec/"),
+            (
+                "index_zero",
+                ResPath::Index(&containers, 0),
+                "/spec/containers/0/",
+            ),
+            (
+                "index_of_two_digits",
+                ResPath::Index(&containers, 10),
+                "/spec/containers/10/",
+            ),
+            (
+                "large_index",
+                ResPath::Index(&containers, 1_234_567),
+                "/spec/containers/1234567/",
+            ),
+            (
+                "largest_index",
+                ResPath::Index(&ResPath::Root, usize::MAX),
+                &largest,
+            ),
+            ("empty_key", ResPath::Key(&ResPath::Root, ""), "//"),
+        ];
+        for (name, path, want) in cases {
+            assert_eq!(path.render(), want, "{name}");
+            assert_eq!(path.to_string(), want, "{name}");
         }
     }
 

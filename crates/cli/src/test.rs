@@ -235,9 +235,16 @@ fn global_context_mocks(
                     if clean == ".." || clean.starts_with("../") {
                         bail!("globalContextEntries entry {name:?} resourceFiles[{j}]: file path must not escape the test directory");
                     }
-                    list.extend(read_yaml(&base.join(file)).with_context(|| {
+                    // Kyverno's `loadResourceFile` keeps each document whole (a
+                    // `kind: List` is one object, not its items) and skips an
+                    // empty one (`len(obj) == 0`).
+                    let docs = read_documents(&base.join(file)).with_context(|| {
                         format!("globalContextEntries {name:?} resourceFiles {file:?}")
-                    })?);
+                    })?;
+                    list.extend(
+                        docs.into_iter()
+                            .filter(|d| !matches!(d, Value::Object(m) if m.is_empty())),
+                    );
                 }
                 Value::Array(list)
             }
@@ -287,17 +294,12 @@ fn resolve_mock(
     Ok(Value::Object(out))
 }
 
-/// Every non-empty YAML document of a file, as JSON.
+/// Every non-empty YAML document of a file, as JSON, with the items of a
+/// `kind: List` in its place (as Kyverno's CLI loads policies and resources).
 fn read_yaml(path: &Path) -> Result<Vec<Value>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut docs = Vec::new();
-    for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
-        let context = || format!("{}: document {}: not YAML", path.display(), i + 1);
-        let yaml: serde_yaml::Value = serde::Deserialize::deserialize(doc).with_context(context)?;
-        let value = serde_json::to_value(yaml).with_context(context)?;
-        match value {
-            Value::Null => {}
+    for doc in read_documents(path)? {
+        match doc {
             Value::Object(map) if map.get("kind").and_then(Value::as_str) == Some("List") => docs
                 .extend(
                     map.get("items")
@@ -305,6 +307,22 @@ fn read_yaml(path: &Path) -> Result<Vec<Value>> {
                         .cloned()
                         .unwrap_or_default(),
                 ),
+            other => docs.push(other),
+        }
+    }
+    Ok(docs)
+}
+
+/// Every non-empty YAML document of a file, as JSON, each as written.
+fn read_documents(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut docs = Vec::new();
+    for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+        let context = || format!("{}: document {}: not YAML", path.display(), i + 1);
+        let yaml: serde_yaml::Value = serde::Deserialize::deserialize(doc).with_context(context)?;
+        match serde_json::to_value(yaml).with_context(context)? {
+            Value::Null => {}
             other => docs.push(other),
         }
     }
@@ -1330,12 +1348,18 @@ mod tests {
             "kind: Deployment\nmetadata: {name: a}\n---\nkind: Deployment\nmetadata: {name: b}\n",
         )
         .unwrap();
+        std::fs::write(
+            dir.join("list.yaml"),
+            "kind: List\nitems: [{kind: Pod}, {kind: Pod}]\n---\n{}\n---\nkind: Pod\n",
+        )
+        .unwrap();
         let entries = json!([
             {"name": "data", "data": {"deployments": [{"name": "x"}, {"name": "y"}]},
                 "projections": [{"name": "items", "path": "deployments"}]},
             {"name": "inline", "resources": [{"kind": "Pod", "metadata": {"name": "p"}}],
                 "fieldPath": "[].metadata.name"},
             {"name": "files", "resourceFiles": ["deployments.yaml"]},
+            {"name": "list-file", "resourceFiles": ["list.yaml"], "fieldPath": "[].kind"},
             {"name": "bad-path", "data": {"a": 1}, "fieldPath": "a.["}
         ]);
         let mocks = global_context_mocks(entries.as_array().unwrap(), &dir).unwrap();
@@ -1344,6 +1368,8 @@ mod tests {
             Ok(json!({"items": [{"name": "x"}, {"name": "y"}]}))
         );
         assert_eq!(mocks["inline"], Ok(json!(["p"])));
+        // A `kind: List` document stays one object; an empty one is skipped.
+        assert_eq!(mocks["list-file"], Ok(json!(["List", "Pod"])));
         assert_eq!(
             mocks["files"].as_ref().map(|v| v.as_array().map(Vec::len)),
             Ok(Some(2))

@@ -125,6 +125,24 @@ fn variable_substitution_depth_is_limited() {
 }
 
 #[test]
+fn text_that_substitution_writes_is_limited() {
+    // A value holding its own variable twice: every rescan doubles the
+    // text (Kyverno's loop runs out of memory). Found by the fuzz campaign.
+    let again = "{{ request.object.metadata.annotations.again }}";
+    let mut request = pod(json!({"containers": []}));
+    request["object"]["metadata"]["annotations"] = json!({"again": format!("{again}{again}")});
+    let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+        "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"deny": {"conditions": {"any": [
+            {"key": format!("x{again}"), "operator": "Equals", "value": "x"}]}}}}]});
+    let payload = json!({"request": request, "settings": settings});
+    rejected_with(
+        &respond(&payload.to_string()),
+        "writes more than 8 MiB of text",
+    );
+}
+
+#[test]
 fn long_wildcards_against_long_values_are_answered() {
     // No limit is needed: wildcard pieces are found in one pass over the
     // value, so a 60,000-character pattern against a 120,000-character

@@ -24,6 +24,11 @@ use crate::json::Json;
 const MAX_PASSES: usize = 32;
 /// Bounds the descent into substituted documents.
 const MAX_DEPTH: usize = 64;
+/// Bounds the text substitution writes. A value that brings back several
+/// copies of its own variable grows the text geometrically with every
+/// rescan (Kyverno runs out of memory); no policy needs more than a few
+/// copies of the largest object Kubernetes stores (1.5 MiB).
+pub const MAX_TEXT: usize = 8 << 20;
 
 /// Why substitution failed, worded as Kyverno words it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -38,6 +43,17 @@ pub enum VarError {
     KeyNotString(String),
     #[error("variables nest or repeat too deeply at path {0}")]
     TooDeep(String),
+    #[error("substituting variables{} writes more than 8 MiB of text", located(.0))]
+    TooLarge(String),
+}
+
+/// ` at path /a/b`, or nothing where there is no path.
+fn located(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!(" at path {path}")
+    }
 }
 
 /// Where the `{{ }}` spans of `text` are: Kyverno's `RegexVariables`,
@@ -265,6 +281,9 @@ impl Template {
                         // Escaped, so no later pass substitutes it.
                         (Value::String(s), true) => text.push_str(&s.replace("{{", "\\{{")),
                         _ => push_value(&mut text, &value),
+                    }
+                    if text.len() > MAX_TEXT {
+                        return Err(VarError::TooLarge(self.path.clone()));
                     }
                 }
             }

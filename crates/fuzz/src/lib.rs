@@ -337,6 +337,9 @@ pub struct Options {
     pub time_limit: Duration,
     /// Where findings are written.
     pub findings: PathBuf,
+    /// Write each input to `findings/current-SEED.json` before it runs, so
+    /// one that kills the process (out of memory) is left behind.
+    pub keep_current: bool,
 }
 
 /// Calls both entry points with `payload` (`validate_settings` with its
@@ -496,6 +499,13 @@ pub fn run(seeds: &[Value], options: &Options) -> Result<Report> {
             payload.truncate(MAX_PAYLOAD);
         }
         report.executions += 1;
+        if options.keep_current {
+            std::fs::create_dir_all(&options.findings)?;
+            let current = options
+                .findings
+                .join(format!("current-{}.json", options.seed));
+            std::fs::write(&current, &payload)?;
+        }
         match exercise(&payload) {
             Ok(took) => {
                 report.slowest = report.slowest.max(took);

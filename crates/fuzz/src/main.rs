@@ -4,6 +4,9 @@
 //! `kyverno-fuzz --replay FILE…` times findings again; `kyverno-fuzz --x509
 //! [ITERATIONS]` fuzzes the DER reader behind `x509_decode` on its own;
 //! `kyverno-fuzz --manifests [ITERATIONS]` the readers of signed manifests.
+//! With `FUZZ_KEEP_CURRENT` set, each input is written to
+//! `target/fuzz-findings/current-SEED.json` before it runs: one that kills
+//! the process (out of memory) is left there.
 use std::path::PathBuf;
 
 #[global_allocator]
@@ -101,6 +104,7 @@ fn main() -> anyhow::Result<ExitCode> {
         seed,
         time_limit: Duration::from_millis(500),
         findings: root.join("target/fuzz-findings"),
+        keep_current: std::env::var_os("FUZZ_KEEP_CURRENT").is_some(),
     };
     let report = kyverno_fuzz::run_parallel(&seeds, &options, jobs)?;
     let secs = report.elapsed.as_secs_f64().max(1e-9);

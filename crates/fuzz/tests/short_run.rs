@@ -53,6 +53,7 @@ fn a_short_campaign_finds_no_panic() {
         // Only a hang would trip this in a debug build.
         time_limit: Duration::from_secs(120),
         findings: std::env::temp_dir().join("kyverno-fuzz-test-findings"),
+        keep_current: false,
     };
     let report = kyverno_fuzz::run(&seeds, &options).unwrap();
     assert_eq!(report.executions, 100);
@@ -87,9 +88,16 @@ fn parallel_jobs_share_the_iterations() {
         iterations: 61,
         seed: 3,
         time_limit: std::time::Duration::from_secs(30),
-        findings: std::env::temp_dir().join("kyverno-fuzz-parallel"),
+        findings: std::env::temp_dir()
+            .join(format!("kyverno-fuzz-parallel-{}", std::process::id())),
+        keep_current: true,
     };
     let report = kyverno_fuzz::run_parallel(&seeds, &options, 2).unwrap();
     assert_eq!(report.executions, 61);
     assert!(report.panics.is_empty(), "{:?}", report.panics);
+    // Each job leaves the last input it ran.
+    for seed in [3, 4] {
+        let current = options.findings.join(format!("current-{seed}.json"));
+        assert!(!std::fs::read(&current).unwrap().is_empty(), "{current:?}");
+    }
 }

@@ -22,6 +22,10 @@ use crate::json::Json;
 /// Bounds the rescans of substituted text (a value that expands to itself
 /// would loop forever in Kyverno).
 const MAX_PASSES: usize = 32;
+/// Bounds the variables the rescans of one text substitute, all passes
+/// together: a value that brings back several copies of its variable
+/// doubles them with every pass, and each costs a query.
+const MAX_RESCANNED: usize = 10_000;
 /// Bounds the descent into substituted documents.
 const MAX_DEPTH: usize = 64;
 /// Bounds the text substitution writes. A value that brings back several
@@ -320,14 +324,15 @@ fn push_value(text: &mut String, value: &Value) {
 /// Substitutes variables that substitution produced (nested or expanded
 /// values), then drops the backslash of escaped `\{{ }}`.
 fn rescan(mut text: String, ctx: &Context, path: &str) -> Result<Value, VarError> {
-    let mut passes = 0;
+    let (mut passes, mut rescanned) = (0, 0);
     loop {
         let found = spans(&text);
         if found.is_empty() {
             break;
         }
         passes += 1;
-        if passes > MAX_PASSES {
+        rescanned += found.len();
+        if passes > MAX_PASSES || rescanned > MAX_RESCANNED {
             return Err(VarError::TooDeep(path.to_string()));
         }
         let template = Template::compile(&text, path, ctx.is_delete());

@@ -5,7 +5,7 @@
 //! `element`s on top, and take them away again afterwards.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -153,7 +153,20 @@ pub struct Context<'a> {
     policy_namespace: Option<Rc<str>>,
     /// Whether the rules' skip messages are read (see [`SkipMessages`]).
     skips: SkipMessages,
+    /// What variable substitution may still copy out of the context, for
+    /// the whole request (child contexts share it): see [`Context::charge`].
+    copies_left: Rc<Cell<usize>>,
 }
+
+/// How much of the context the variables of one request may copy, in
+/// values (each string also weighs one per 32 bytes): this many, and
+/// [`COPIES_PER_VALUE`] times what the request itself weighs. Copying is
+/// what substitution costs; a variable whose value is a list of variables
+/// that each bring back that list copies the square of the request.
+pub const COPY_BUDGET: usize = 1_000_000;
+pub const COPIES_PER_VALUE: usize = 16;
+/// `copies_left` before the first copy weighs the request.
+const UNWEIGHED: usize = usize::MAX;
 
 impl Context<'static> {
     /// The context Kyverno builds for an admission request. The request is
@@ -196,6 +209,7 @@ impl Context<'static> {
             cel_request: OnceCell::new(),
             policy_namespace: None,
             skips: SkipMessages::Read,
+            copies_left: Rc::new(Cell::new(UNWEIGHED)),
         }
     }
 
@@ -211,6 +225,7 @@ impl Context<'static> {
             cel_request: OnceCell::new(),
             policy_namespace: None,
             skips: SkipMessages::Read,
+            copies_left: Rc::new(Cell::new(UNWEIGHED)),
         }
     }
 }
@@ -243,12 +258,32 @@ impl<'a> Context<'a> {
             cel_request: OnceCell::new(),
             policy_namespace: self.policy_namespace.clone(),
             skips: self.skips,
+            copies_left: self.copies_left.clone(),
         }
     }
 
     /// Makes this the context of a namespaced `Policy` in `namespace`.
     pub fn set_policy_namespace(&mut self, namespace: &str) {
         self.policy_namespace = Some(namespace.into());
+    }
+
+    /// Takes what copying `value` weighs from the request's budget; false,
+    /// and nothing taken, when too little is left. The weighing stops as
+    /// soon as it passes what is left.
+    pub fn charge(&self, value: &Value) -> bool {
+        let mut left = self.copies_left.get();
+        if left == UNWEIGHED {
+            // Weighed at the first copy: most requests never copy.
+            let request = weigh(&self.root, usize::MAX - 1).unwrap_or(0);
+            left = COPY_BUDGET.saturating_add(request.saturating_mul(COPIES_PER_VALUE));
+        }
+        match weigh(value, left) {
+            Some(weight) => {
+                self.copies_left.set(left - weight);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether the rules' skip messages are read: an admission verdict
@@ -506,10 +541,73 @@ fn service_account(username: &str) -> (String, String) {
     }
 }
 
+/// What copying `value` weighs: one per value, and one more per 32 bytes
+/// of each string or key; `None` once that passes `limit`. Depth is bounded
+/// by the request's (JSON nesting is limited when it is read).
+fn weigh(value: &Value, limit: usize) -> Option<usize> {
+    let mut weight = 0usize;
+    let mut add = |w: usize| {
+        weight = weight.saturating_add(w);
+        (weight <= limit).then_some(())
+    };
+    fn walk(value: &Value, add: &mut impl FnMut(usize) -> Option<()>) -> Option<()> {
+        match value {
+            Value::String(s) => add(1 + s.len() / 32),
+            Value::Array(items) => {
+                add(1)?;
+                items.iter().try_for_each(|v| walk(v, add))
+            }
+            Value::Object(map) => {
+                add(1)?;
+                map.iter().try_for_each(|(k, v)| {
+                    add(k.len() / 32)?;
+                    walk(v, add)
+                })
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => add(1),
+        }
+    }
+    walk(value, &mut add)?;
+    Some(weight)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn copies_are_weighed_by_values_and_string_bytes() {
+        let long = "x".repeat(100);
+        let cases: Vec<(&str, Value, usize, Option<usize>)> = vec![
+            ("scalar", json!(1), 10, Some(1)),
+            ("short_string", json!("abc"), 10, Some(1)),
+            ("long_string", json!(long), 10, Some(4)),
+            ("list", json!([1, "a", null]), 10, Some(4)),
+            ("long_key", json!({ long.clone(): true }), 10, Some(5)),
+            ("over_the_limit", json!([1, 2, 3]), 3, None),
+            ("at_the_limit", json!([1, 2]), 3, Some(3)),
+        ];
+        for (name, value, limit, want) in cases {
+            assert_eq!(weigh(&value, limit), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_copy_budget_is_the_requests_and_shared_with_child_contexts() {
+        let ctx = Context::new(json!({"operation": "CREATE", "object": {"a": 1}}));
+        let child = ctx.child();
+        let big = Value::Array(vec![Value::Null; COPY_BUDGET / 2]);
+        assert!(child.charge(&big));
+        assert!(
+            ctx.charge(&big),
+            "the request's own weight is allowed beyond the base"
+        );
+        // The base and what the request allows are spent now.
+        assert!(!ctx.charge(&big));
+        assert!(!child.charge(&Value::Array(vec![json!([1, 2, 3]); 100])));
+        assert!(ctx.charge(&json!(1)), "a failed charge takes nothing");
+    }
 
     #[test]
     fn images_are_read_from_pods_and_pod_controllers_only() {

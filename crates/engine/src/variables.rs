@@ -49,6 +49,13 @@ pub enum VarError {
     TooDeep(String),
     #[error("substituting variables{} writes more than 8 MiB of text", located(.0))]
     TooLarge(String),
+    #[error(
+        "substituting variables{} copies more of the request than one request may ({} values and {} times the request)",
+        located(.0),
+        crate::context::COPY_BUDGET,
+        crate::context::COPIES_PER_VALUE
+    )]
+    TooMuchCopied(String),
 }
 
 /// ` at path /a/b`, or nothing where there is no path.
@@ -302,14 +309,21 @@ impl Template {
         query: &Result<Query, QueryError>,
     ) -> Result<Value, VarError> {
         let result = match query {
-            Ok(q) => ctx.search(q).map(std::borrow::Cow::into_owned),
+            Ok(q) => ctx.search(q),
             Err(e) => Err(e.clone()),
         };
-        result.map_err(|error| VarError::Resolve {
-            variable: variable.to_string(),
-            path: self.path.clone(),
-            error: Box::new(error),
-        })
+        match result {
+            // A value of the context is copied out: the request pays for it.
+            Ok(Cow::Borrowed(value)) if !ctx.charge(value) => {
+                Err(VarError::TooMuchCopied(self.path.clone()))
+            }
+            Ok(value) => Ok(value.into_owned()),
+            Err(error) => Err(VarError::Resolve {
+                variable: variable.to_string(),
+                path: self.path.clone(),
+                error: Box::new(error),
+            }),
+        }
     }
 }
 

@@ -154,8 +154,9 @@ pub struct Context<'a> {
     /// Whether the rules' skip messages are read (see [`SkipMessages`]).
     skips: SkipMessages,
     /// What variable substitution may still copy out of the context, for
-    /// the whole request (child contexts share it): see [`Context::charge`].
-    copies_left: Rc<Cell<usize>>,
+    /// the whole request (child contexts share it), and whether the
+    /// request's own weight was added: see [`Context::charge`].
+    copies_left: Rc<Cell<(usize, bool)>>,
 }
 
 /// How much of the context the variables of one request may copy, in
@@ -165,8 +166,6 @@ pub struct Context<'a> {
 /// that each bring back that list copies the square of the request.
 pub const COPY_BUDGET: usize = 1_000_000;
 pub const COPIES_PER_VALUE: usize = 16;
-/// `copies_left` before the first copy weighs the request.
-const UNWEIGHED: usize = usize::MAX;
 
 impl Context<'static> {
     /// The context Kyverno builds for an admission request. The request is
@@ -209,7 +208,7 @@ impl Context<'static> {
             cel_request: OnceCell::new(),
             policy_namespace: None,
             skips: SkipMessages::Read,
-            copies_left: Rc::new(Cell::new(UNWEIGHED)),
+            copies_left: Rc::new(Cell::new((COPY_BUDGET, false))),
         }
     }
 
@@ -225,7 +224,7 @@ impl Context<'static> {
             cel_request: OnceCell::new(),
             policy_namespace: None,
             skips: SkipMessages::Read,
-            copies_left: Rc::new(Cell::new(UNWEIGHED)),
+            copies_left: Rc::new(Cell::new((COPY_BUDGET, false))),
         }
     }
 }
@@ -271,19 +270,23 @@ impl<'a> Context<'a> {
     /// and nothing taken, when too little is left. The weighing stops as
     /// soon as it passes what is left.
     pub fn charge(&self, value: &Value) -> bool {
-        let mut left = self.copies_left.get();
-        if left == UNWEIGHED {
-            // Weighed at the first copy: most requests never copy.
-            let request = weigh(&self.root, usize::MAX - 1).unwrap_or(0);
-            left = COPY_BUDGET.saturating_add(request.saturating_mul(COPIES_PER_VALUE));
-        }
-        match weigh(value, left) {
-            Some(weight) => {
-                self.copies_left.set(left - weight);
-                true
+        let (mut left, mut weighed) = self.copies_left.get();
+        let weight = loop {
+            match weigh(value, left) {
+                Some(weight) => break weight,
+                // The request is weighed only when the base runs out: most
+                // requests copy far less.
+                None if !weighed => {
+                    let request = weigh(&self.root, usize::MAX).unwrap_or(0);
+                    left = left.saturating_add(request.saturating_mul(COPIES_PER_VALUE));
+                    weighed = true;
+                    self.copies_left.set((left, weighed));
+                }
+                None => return false,
             }
-            None => false,
-        }
+        };
+        self.copies_left.set((left - weight, weighed));
+        true
     }
 
     /// Whether the rules' skip messages are read: an admission verdict

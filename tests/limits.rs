@@ -176,6 +176,47 @@ fn what_variables_copy_out_of_the_request_is_limited() {
     );
 }
 
+/// A Pod whose `spec.items` lists `n` small maps, against one `foreach`
+/// over that list.
+fn foreach_over_items(n: usize, each: Value) -> String {
+    let items: Vec<Value> = (0..n).map(|i| json!({"x": i.to_string()})).collect();
+    let request = pod(json!({"containers": [], "items": items}));
+    let mut foreach = json!({"list": "request.object.spec.items"});
+    if let (Some(foreach), Value::Object(each)) = (foreach.as_object_mut(), each) {
+        foreach.extend(each);
+    }
+    json!({"request": request, "settings": enforce(json!({"foreach": [foreach]}))}).to_string()
+}
+
+#[test]
+fn pattern_checks_of_one_request_are_limited() {
+    // Each of 10,000 elements checks the whole list again (3.5 s natively
+    // before, past policy-server's deadline in wasm).
+    let each = json!({"elementScope": false, "pattern": {"spec": {"items": [{"x": "?*"}]}}});
+    rejected_with(
+        &respond(&foreach_over_items(10_000, each)),
+        "take more than 2000000 steps (the limit per request)",
+    );
+}
+
+#[test]
+fn query_steps_of_one_request_are_limited() {
+    // Each of 3,000 elements projects the whole list again.
+    let each = json!({"deny": {"conditions": {"any": [
+        {"key": "{{ request.object.spec.items[].x }}", "operator": "AnyIn", "value": ["nope"]}]}}});
+    rejected_with(
+        &respond(&foreach_over_items(3_000, each)),
+        "take more than 2000000 steps (the limit per request)",
+    );
+    // A function reading the whole list pays for it the same.
+    let each = json!({"deny": {"conditions": {"any": [
+        {"key": "{{ length(request.object.spec.items) }}", "operator": "Equals", "value": 0}]}}});
+    rejected_with(
+        &respond(&foreach_over_items(3_000, each)),
+        "take more than 2000000 steps (the limit per request)",
+    );
+}
+
 #[test]
 fn long_wildcards_against_long_values_are_answered() {
     // No limit is needed: wildcard pieces are found in one pass over the

@@ -5,6 +5,7 @@
 
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
+use crate::jmespath::work;
 use crate::settings::{Condition, Conditions, Deny};
 use crate::variables::{Document, VarError};
 
@@ -17,6 +18,8 @@ pub enum ConditionError {
     Key(VarError),
     #[error("failed to substitute variables in condition value: {0}")]
     Value(VarError),
+    #[error("{}", crate::jmespath::work::EXCEEDED)]
+    TooMuchWork,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +69,11 @@ impl CompiledCondition {
     fn evaluate(&self, ctx: &Context) -> Result<bool, ConditionError> {
         let key = self.key.render_cow(ctx).map_err(ConditionError::Key)?;
         let value = self.value.render_cow(ctx).map_err(ConditionError::Value)?;
+        // Set operators go over both sides: the request pays for them.
+        let size = work::size(&key).saturating_add(work::size(&value));
+        if !work::spend(size) {
+            return Err(ConditionError::TooMuchWork);
+        }
         Ok(self.operator.evaluate_typed(
             &key,
             operators::Origin::of(&self.key),

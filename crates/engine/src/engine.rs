@@ -143,6 +143,8 @@ pub fn evaluate(
         teardown,
         statuses,
     } = options;
+    // Each request has the whole allowance of queries and pattern checks.
+    crate::jmespath::work::reset();
     // Autogen's rules, derived from the parsed Pod rules, with the index of
     // the rule each comes from.
     let generated: Vec<(usize, Rule)>;

@@ -17,6 +17,7 @@ use crate::json::{self, Json};
 
 use crate::anchor::{self, AnchorKind};
 use crate::diagnostics::{Diagnostics, LazyPath};
+use crate::jmespath::work;
 use crate::operator::{self, StringPattern};
 use crate::scan::{self, Needle};
 use crate::wildcard::{self, has_wildcard};
@@ -193,7 +194,8 @@ pub struct PatternError {
     /// A skip gathered from a list or map whose every check skipped
     /// (Kyverno's `*PatternError`), as opposed to an anchor's own skip.
     gathered: bool,
-    /// A part of the pattern reached on a request did not compile.
+    /// A part of the pattern reached on a request did not compile, or the
+    /// request's allowance of checks ran out: the rule's error, at once.
     invalid: bool,
     /// Set when nobody would read the message, so it was not written: a
     /// skip's (an admission verdict never reads one), or a failure under an
@@ -914,6 +916,14 @@ fn validate_element<'p>(
     path: &ResPath<'_>,
     walk: &mut Walk<'p, '_>,
 ) -> Check {
+    // Every element checked is paid for: a `foreach` may check the whole
+    // resource once per element of one of its lists.
+    if !work::spend(1) {
+        return Err(PatternError {
+            invalid: true,
+            ..PatternError::new(&"", work::EXCEEDED.to_string())
+        });
+    }
     match pattern {
         Pattern::Map(map) => {
             let Some(object) = resource.as_object() else {

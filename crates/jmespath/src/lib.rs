@@ -30,6 +30,7 @@ mod parser;
 mod time;
 pub mod types;
 pub mod wildcard;
+pub mod work;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -78,6 +79,8 @@ pub enum SearchError {
     InvalidSlice,
     #[error("the query's results grow past {} MiB (the limit per query)", MAX_RESULT_BYTES >> 20)]
     TooLarge,
+    #[error("{}", work::EXCEEDED)]
+    TooMuchWork,
 }
 
 /// Most memory the values one search builds may take (estimated: a value
@@ -598,6 +601,10 @@ fn eval_scoped<'a>(
     data: &'a Value,
     scope: Scope<'_, 'a>,
 ) -> Result<Cow<'a, Value>, SearchError> {
+    // A projection or filter comes back here for every element.
+    if !work::spend(1) {
+        return Err(SearchError::TooMuchWork);
+    }
     match node {
         Node::Identity if !scope.is_empty() => {
             // The whole document: a copy with the scope's entries in it.
@@ -1063,6 +1070,15 @@ fn call<'a>(
             )));
         }
         values.push(value);
+    }
+    // A function goes over its arguments without coming back through
+    // `eval_scoped`: it pays for their size.
+    let size = values.iter().fold(0usize, |n, v| match v {
+        Arg::Value(v) => n.saturating_add(work::size(v)),
+        Arg::Expref(_) => n,
+    });
+    if !work::spend(size) {
+        return Err(SearchError::TooMuchWork);
     }
     match function {
         Function::Kyverno(s) => {

@@ -230,6 +230,12 @@ impl Cluster for NoCluster {
     }
 }
 
+/// Most host calls (cluster reads, registry lookups, access reviews) one
+/// request may make, each object once. A `foreach` may look something up
+/// for each of up to 50,000 elements: without a bound one admission
+/// request could send that many calls to the API server or a registry.
+pub const MAX_CALLS: usize = 1_000;
+
 /// Remembers every answer of the cluster it wraps, so that a request asks
 /// for each object once, however many rules read it.
 pub struct Cached<'c> {
@@ -237,6 +243,8 @@ pub struct Cached<'c> {
     /// Shared, not cloned: a List can be large, and most readers only
     /// query it.
     answers: RefCell<HashMap<Lookup, Result<Rc<Value>, String>>>,
+    /// Calls made to `cluster` so far.
+    calls: std::cell::Cell<usize>,
 }
 
 impl<'c> Cached<'c> {
@@ -244,6 +252,7 @@ impl<'c> Cached<'c> {
         Self {
             cluster,
             answers: RefCell::new(HashMap::new()),
+            calls: std::cell::Cell::new(0),
         }
     }
 
@@ -251,6 +260,15 @@ impl<'c> Cached<'c> {
         if let Some(answer) = self.answers.borrow().get(lookup) {
             return answer.clone();
         }
+        if self.calls.get() >= MAX_CALLS {
+            // Not remembered: the refusal is about this request's calls,
+            // not about the object.
+            return Err(format!(
+                "cannot read {}: the request made {MAX_CALLS} calls to the cluster and registries (the limit per request)",
+                lookup.describe()
+            ));
+        }
+        self.calls.set(self.calls.get() + 1);
         let answer = self.cluster.fetch(lookup).map(Rc::new);
         self.answers
             .borrow_mut()
@@ -319,6 +337,26 @@ mod tests {
         assert!(cached.namespace("team-a").is_ok());
         assert!(cached.namespace("team-b").is_ok());
         assert_eq!(counting.calls.get(), 2);
+    }
+
+    #[test]
+    fn one_request_makes_a_bounded_number_of_calls() {
+        let counting = Counting {
+            calls: Cell::new(0),
+        };
+        let cached = Cached::new(&counting);
+        for i in 0..MAX_CALLS {
+            assert!(cached.namespace(&format!("ns-{i}")).is_ok(), "call {i}");
+        }
+        assert_eq!(
+            cached.namespace("one-more"),
+            Err(format!("cannot read v1 Namespace one-more: the request made {MAX_CALLS} calls to the cluster and registries (the limit per request)"))
+        );
+        assert!(
+            cached.namespace("ns-7").is_ok(),
+            "what was read is still answered"
+        );
+        assert_eq!(counting.calls.get(), MAX_CALLS);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::autogen;
 use crate::images;
-use crate::jmespath::{CompileError, Query, SearchError};
+use crate::jmespath::{work, CompileError, Query, SearchError};
 use crate::pattern::SkipMessages;
 use crate::request::{AdmissionRequest, CelRequest};
 use crate::roles::Roles;
@@ -160,12 +160,12 @@ pub struct Context<'a> {
 }
 
 /// How much of the context the variables of one request may copy, in
-/// values (each string also weighs one per 32 bytes): this many, and
-/// [`COPIES_PER_VALUE`] times what the request itself weighs. Copying is
-/// what substitution costs; a variable whose value is a list of variables
-/// that each bring back that list copies the square of the request.
-pub const COPY_BUDGET: usize = 1_000_000;
-pub const COPIES_PER_VALUE: usize = 16;
+/// estimated bytes ([`work::footprint`]): this much, and [`COPIES_OF_REQUEST`]
+/// times the request's own footprint. Copying is what substitution costs;
+/// a variable whose value is a list of variables that each bring back that
+/// list copies the square of the request.
+pub const COPY_BUDGET: usize = 32 << 20;
+pub const COPIES_OF_REQUEST: usize = 16;
 
 impl Context<'static> {
     /// The context Kyverno builds for an admission request. The request is
@@ -272,13 +272,13 @@ impl<'a> Context<'a> {
     pub fn charge(&self, value: &Value) -> bool {
         let (mut left, mut weighed) = self.copies_left.get();
         let weight = loop {
-            match weigh(value, left) {
+            match work::footprint(value, 0, left) {
                 Some(weight) => break weight,
                 // The request is weighed only when the base runs out: most
                 // requests copy far less.
                 None if !weighed => {
-                    let request = weigh(&self.root, usize::MAX).unwrap_or(0);
-                    left = left.saturating_add(request.saturating_mul(COPIES_PER_VALUE));
+                    let request = work::footprint(&self.root, 0, usize::MAX).unwrap_or(0);
+                    left = left.saturating_add(request.saturating_mul(COPIES_OF_REQUEST));
                     weighed = true;
                     self.copies_left.set((left, weighed));
                 }
@@ -544,63 +544,17 @@ fn service_account(username: &str) -> (String, String) {
     }
 }
 
-/// What copying `value` weighs: one per value, and one more per 32 bytes
-/// of each string or key; `None` once that passes `limit`. Depth is bounded
-/// by the request's (JSON nesting is limited when it is read).
-fn weigh(value: &Value, limit: usize) -> Option<usize> {
-    let mut weight = 0usize;
-    let mut add = |w: usize| {
-        weight = weight.saturating_add(w);
-        (weight <= limit).then_some(())
-    };
-    fn walk(value: &Value, add: &mut impl FnMut(usize) -> Option<()>) -> Option<()> {
-        match value {
-            Value::String(s) => add(1 + s.len() / 32),
-            Value::Array(items) => {
-                add(1)?;
-                items.iter().try_for_each(|v| walk(v, add))
-            }
-            Value::Object(map) => {
-                add(1)?;
-                map.iter().try_for_each(|(k, v)| {
-                    add(k.len() / 32)?;
-                    walk(v, add)
-                })
-            }
-            Value::Null | Value::Bool(_) | Value::Number(_) => add(1),
-        }
-    }
-    walk(value, &mut add)?;
-    Some(weight)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn copies_are_weighed_by_values_and_string_bytes() {
-        let long = "x".repeat(100);
-        let cases: Vec<(&str, Value, usize, Option<usize>)> = vec![
-            ("scalar", json!(1), 10, Some(1)),
-            ("short_string", json!("abc"), 10, Some(1)),
-            ("long_string", json!(long), 10, Some(4)),
-            ("list", json!([1, "a", null]), 10, Some(4)),
-            ("long_key", json!({ long.clone(): true }), 10, Some(5)),
-            ("over_the_limit", json!([1, 2, 3]), 3, None),
-            ("at_the_limit", json!([1, 2]), 3, Some(3)),
-        ];
-        for (name, value, limit, want) in cases {
-            assert_eq!(weigh(&value, limit), want, "{name}");
-        }
-    }
-
-    #[test]
     fn the_copy_budget_is_the_requests_and_shared_with_child_contexts() {
         let ctx = Context::new(json!({"operation": "CREATE", "object": {"a": 1}}));
         let child = ctx.child();
-        let big = Value::Array(vec![Value::Null; COPY_BUDGET / 2]);
+        // Half the base, give or take the list's own 32 bytes.
+        let big = Value::Array(vec![Value::Null; COPY_BUDGET / 64]);
         assert!(child.charge(&big));
         assert!(
             ctx.charge(&big),

@@ -50,10 +50,10 @@ pub enum VarError {
     #[error("substituting variables{} writes more than 8 MiB of text", located(.0))]
     TooLarge(String),
     #[error(
-        "substituting variables{} copies more of the request than one request may ({} values and {} times the request)",
+        "substituting variables{} copies more of the request than one request may ({} MiB and {} times the request)",
         located(.0),
-        crate::context::COPY_BUDGET,
-        crate::context::COPIES_PER_VALUE
+        crate::context::COPY_BUDGET >> 20,
+        crate::context::COPIES_OF_REQUEST
     )]
     TooMuchCopied(String),
 }

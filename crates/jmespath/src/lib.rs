@@ -97,29 +97,9 @@ thread_local! {
 /// Counts a copy of `value` against the running search's budget.
 fn charge(value: &Value) -> Result<(), SearchError> {
     let before = BUILT.with(std::cell::Cell::get);
-    let total = weigh(value, before).ok_or(SearchError::TooLarge)?;
+    let total = work::footprint(value, before, MAX_RESULT_BYTES).ok_or(SearchError::TooLarge)?;
     BUILT.with(|b| b.set(total));
     Ok(())
-}
-
-/// `so_far` plus the estimated size of `value`; `None` past the budget
-/// (the walk stops there).
-fn weigh(value: &Value, so_far: usize) -> Option<usize> {
-    // A node costs about a `Value` and its share of a map or list.
-    const NODE: usize = 32;
-    let total = match value {
-        Value::String(s) => so_far.saturating_add(NODE).saturating_add(s.len()),
-        Value::Array(items) => items
-            .iter()
-            .try_fold(so_far.saturating_add(NODE), |t, v| weigh(v, t))?,
-        Value::Object(map) => map
-            .iter()
-            .try_fold(so_far.saturating_add(NODE), |t, (k, v)| {
-                weigh(v, t.saturating_add(k.len()))
-            })?,
-        _ => so_far.saturating_add(NODE),
-    };
-    (total <= MAX_RESULT_BYTES).then_some(total)
 }
 
 /// The value itself: a copy, counted against the budget, when borrowed.

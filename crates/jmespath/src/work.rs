@@ -51,6 +51,27 @@ pub fn spend(units: usize) -> bool {
     })
 }
 
+/// `so_far` plus the memory a copy of `value` takes, estimated (a value
+/// counts 32 bytes, as a `Value` and its share of a map or list, and its
+/// text); `None` once that passes `limit` (the walk stops there). Depth is
+/// bounded by the input's (JSON nesting is limited when it is read).
+pub fn footprint(value: &Value, so_far: usize, limit: usize) -> Option<usize> {
+    const NODE: usize = 32;
+    let total = match value {
+        Value::String(s) => so_far.saturating_add(NODE).saturating_add(s.len()),
+        Value::Array(items) => items
+            .iter()
+            .try_fold(so_far.saturating_add(NODE), |t, v| footprint(v, t, limit))?,
+        Value::Object(map) => map
+            .iter()
+            .try_fold(so_far.saturating_add(NODE), |t, (k, v)| {
+                footprint(v, t.saturating_add(k.len()), limit)
+            })?,
+        _ => so_far.saturating_add(NODE),
+    };
+    (total <= limit).then_some(total)
+}
+
 /// What reading `value` through costs: its elements, or one per 64 bytes
 /// of text.
 pub fn size(value: &Value) -> usize {
@@ -91,6 +112,31 @@ mod tests {
         for (name, value, want) in cases {
             assert_eq!(size(&value), want, "{name}");
         }
+    }
+
+    #[test]
+    fn a_copy_is_estimated_by_its_values_and_text() {
+        let cases: Vec<(&str, Value, usize, Option<usize>)> = vec![
+            ("scalar", json!(1), 100, Some(32)),
+            ("string", json!("abc"), 100, Some(35)),
+            ("list", json!([1, "ab"]), 100, Some(32 + 32 + 34)),
+            (
+                "map_keys_count",
+                json!({"key": null}),
+                100,
+                Some(32 + 3 + 32),
+            ),
+            ("past_the_limit", json!([1, 2, 3]), 100, None),
+            ("at_the_limit", json!([1, 2]), 96, Some(96)),
+        ];
+        for (name, value, limit, want) in cases {
+            assert_eq!(footprint(&value, 0, limit), want, "{name}");
+        }
+        assert_eq!(
+            footprint(&json!(1), 50, 100),
+            Some(82),
+            "adds to what came before"
+        );
     }
 
     #[test]

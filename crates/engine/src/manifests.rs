@@ -583,16 +583,17 @@ impl Entry {
         }
         // Compared once the signature holds: a message no key signed costs
         // no walk of the resource.
-        let differences = diff(manifest, object, ignored);
-        if !differences.is_empty() {
-            let items: Vec<Value> = differences
+        let Differences { shown, more } = diff(manifest, object, ignored);
+        if !shown.is_empty() {
+            let items: Vec<Value> = shown
                 .into_iter()
                 .map(|(key, before, after)| {
                     json!({"key": key, "values": {"after": after, "before": before}})
                 })
                 .collect();
+            let more = if more { " and more differences" } else { "" };
             return Outcome::Failed(format!(
-                "{p}: failed to verify signature. diff found; {}",
+                "{p}: failed to verify signature. diff found; {}{more}",
                 json!({ "items": items })
             ));
         }
@@ -835,30 +836,52 @@ fn find_manifest<'m>(manifests: &'m [Value], object: &Value) -> Option<&'m Value
 }
 
 /// `a.b.0.c → value`, leaving out what counts as absent (null, `{}`, `[]`).
-fn flatten(value: &Value, prefix: &str, out: &mut BTreeMap<String, Value>) {
-    let join = |key: &str| {
-        if prefix.is_empty() {
-            key.to_string()
-        } else {
-            format!("{prefix}.{key}")
-        }
-    };
-    match value {
-        Value::Null => {}
-        Value::Object(map) => {
-            for (k, v) in map {
-                flatten(v, &join(k), out);
+/// Most differences a failure lists (Kyverno lists them all: a resource of
+/// megabytes that differs everywhere made a message of megabytes).
+const MAX_SHOWN: usize = 100;
+
+/// Every non-null leaf of `value` under its dotted path
+/// (`spec.ports.0.port`), sorted by path. Of two leaves with one path (a
+/// key that holds a dot), the later is kept, as a map keeps it.
+fn flatten(value: &Value) -> Vec<(String, &Value)> {
+    fn walk<'v>(value: &'v Value, path: &mut String, out: &mut Vec<(String, &'v Value)>) {
+        let mut under = |segment: &dyn std::fmt::Display, v: &'v Value, path: &mut String| {
+            let len = path.len();
+            if len > 0 {
+                path.push('.');
             }
-        }
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                flatten(v, &join(&i.to_string()), out);
+            // Writing to a `String` cannot fail.
+            let _ = std::fmt::Write::write_fmt(path, format_args!("{segment}"));
+            walk(v, path, out);
+            path.truncate(len);
+        };
+        match value {
+            Value::Null => {}
+            Value::Object(map) => {
+                for (k, v) in map {
+                    under(k, v, path);
+                }
             }
-        }
-        scalar => {
-            out.insert(prefix.to_string(), scalar.clone());
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    under(&i, v, path);
+                }
+            }
+            scalar => out.push((path.clone(), scalar)),
         }
     }
+    let mut out = Vec::new();
+    walk(value, &mut String::new(), &mut out);
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    // The sort is stable: of equal paths the last written comes last.
+    out.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
+    out
 }
 
 fn same_value(key: &str, a: &Value, b: &Value) -> bool {
@@ -875,28 +898,35 @@ fn same_value(key: &str, a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The differences between the signed manifest and the resource, as
-/// `(key, before, after)`, once the ignored fields are left out.
-fn diff(manifest: &Value, object: &Value, ignored: &[String]) -> Vec<(String, Value, Value)> {
-    let mut before = BTreeMap::new();
-    let mut after = BTreeMap::new();
-    flatten(manifest, "", &mut before);
-    flatten(object, "", &mut after);
+/// The first differences between the signed manifest and the resource, in
+/// the order of their keys, as `(key, before, after)`, once the ignored
+/// fields are left out.
+#[derive(Debug, PartialEq)]
+struct Differences {
+    shown: Vec<(String, Value, Value)>,
+    /// Whether there are more than [`MAX_SHOWN`].
+    more: bool,
+}
+
+fn diff(manifest: &Value, object: &Value, ignored: &[String]) -> Differences {
+    let before = flatten(manifest);
+    let after = flatten(object);
     let mut changed = Vec::new();
     let mut only_before = Vec::new();
     let mut only_after = Vec::new();
-    for (key, b) in &before {
-        match after.get(key) {
-            Some(a) if same_value(key, b, a) => {}
-            Some(a) => changed.push((key.clone(), b.clone(), a.clone())),
-            None => only_before.push((key.clone(), b.clone())),
+    // Both sorted by path: one merge pass pairs them.
+    let mut after_iter = after.into_iter().peekable();
+    for (key, b) in before {
+        while let Some((k, a)) = after_iter.next_if(|(k, _)| *k < key) {
+            only_after.push((k, a));
+        }
+        match after_iter.next_if(|(k, _)| *k == key) {
+            Some((_, a)) if same_value(&key, b, a) => {}
+            Some((_, a)) => changed.push((key, b.clone(), a.clone())),
+            None => only_before.push((key, b)),
         }
     }
-    for (key, a) in &after {
-        if !before.contains_key(key) {
-            only_after.push((key.clone(), a.clone()));
-        }
-    }
+    only_after.extend(after_iter);
     // A list element that only moved: the same value at the same path
     // under another index on the other side.
     let unindexed = |key: &str| -> String {
@@ -938,19 +968,22 @@ fn diff(manifest: &Value, object: &Value, ignored: &[String]) -> Vec<(String, Va
                     *t = true;
                 }
             }
-            None => differences.push((key, value, Value::Null)),
+            None => differences.push((key, value.clone(), Value::Null)),
         }
     }
     for (i, (key, value)) in only_after.into_iter().enumerate() {
         if !taken.get(i).copied().unwrap_or(false) {
-            differences.push((key, Value::Null, value));
+            differences.push((key, Value::Null, value.clone()));
         }
     }
     // A field absent on one side and an empty string on the other is no
     // difference.
     differences.retain(|(_, b, a)| !(b.is_null() && a == "" || a.is_null() && b == ""));
     if differences.is_empty() {
-        return differences;
+        return Differences {
+            shown: differences,
+            more: false,
+        };
     }
     // Kyverno's ignore fields are unanchored regexes: `field*`, each `*`
     // read as `.*`. Compiled only when there is something to filter, as
@@ -961,9 +994,20 @@ fn diff(manifest: &Value, object: &Value, ignored: &[String]) -> Vec<(String, Va
         .iter()
         .filter_map(|f| IgnoreField::compile(&format!("{f}*").replace('*', ".*")))
         .collect();
-    differences.retain(|(key, _, _)| !patterns.iter().any(|p| p.is_match(key)));
+    // In key order, and only as far as the message goes: a resource that
+    // differs everywhere is not matched against every pattern in full.
     differences.sort_by(|x, y| x.0.cmp(&y.0));
-    differences
+    let mut shown = Vec::new();
+    for difference in differences {
+        if patterns.iter().any(|p| p.is_match(&difference.0)) {
+            continue;
+        }
+        if shown.len() == MAX_SHOWN {
+            return Differences { shown, more: true };
+        }
+        shown.push(difference);
+    }
+    Differences { shown, more: false }
 }
 
 /// An ignore field's regex, with the longest literal text every match

@@ -351,6 +351,29 @@ fn fields_that_only_moved_to_another_index_are_no_difference() {
         ),
     ];
     for (name, object, want) in cases {
-        assert_eq!(diff(&manifest, &object, &[]), want, "{name}");
+        let got = diff(&manifest, &object, &[]);
+        assert_eq!(got.shown, want, "{name}");
+        assert!(!got.more, "{name}");
     }
+}
+
+#[test]
+fn a_failure_lists_the_first_hundred_differences_in_key_order() {
+    let manifest = json!({"kind": "ConfigMap", "data": {}});
+    let data: serde_json::Map<String, Value> =
+        (0..150).map(|i| (format!("k{i:03}"), json!("v"))).collect();
+    let object = json!({"kind": "ConfigMap", "data": data});
+    let got = diff(&manifest, &object, &["data.k000".to_string()]);
+    assert!(got.more);
+    assert_eq!(got.shown.len(), MAX_SHOWN);
+    let keys: Vec<&str> = got.shown.iter().map(|(k, _, _)| k.as_str()).collect();
+    assert_eq!(
+        keys.first(),
+        Some(&"data.k001"),
+        "an ignored field is left out first"
+    );
+    assert_eq!(keys.last(), Some(&"data.k100"));
+    let exactly = json!({"kind": "ConfigMap", "data": (0..MAX_SHOWN).map(|i| (format!("k{i:03}"), json!("v"))).collect::<serde_json::Map<_, _>>()});
+    let got = diff(&manifest, &exactly, &[]);
+    assert_eq!((got.shown.len(), got.more), (MAX_SHOWN, false));
 }

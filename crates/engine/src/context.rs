@@ -271,19 +271,18 @@ impl<'a> Context<'a> {
     /// soon as it passes what is left.
     pub fn charge(&self, value: &Value) -> bool {
         let (mut left, mut weighed) = self.copies_left.get();
-        let weight = loop {
-            match work::footprint(value, 0, left) {
-                Some(weight) => break weight,
-                // The request is weighed only when the base runs out: most
-                // requests copy far less.
-                None if !weighed => {
-                    let request = work::footprint(&self.root, 0, usize::MAX).unwrap_or(0);
-                    left = left.saturating_add(request.saturating_mul(COPIES_OF_REQUEST));
-                    weighed = true;
-                    self.copies_left.set((left, weighed));
-                }
-                None => return false,
-            }
+        let mut weight = work::footprint(value, 0, left);
+        if weight.is_none() && !weighed {
+            // The request is weighed only when the base runs out: most
+            // requests copy far less.
+            let request = work::footprint(&self.root, 0, usize::MAX).unwrap_or(0);
+            left = left.saturating_add(request.saturating_mul(COPIES_OF_REQUEST));
+            weighed = true;
+            weight = work::footprint(value, 0, left);
+        }
+        let Some(weight) = weight else {
+            self.copies_left.set((left, weighed));
+            return false;
         };
         self.copies_left.set((left - weight, weighed));
         true

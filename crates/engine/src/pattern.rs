@@ -127,10 +127,10 @@ impl<'a> Child<'a> {
                 Err(diags.summary())
             })
         });
-        compiled.as_ref().as_ref().map_err(|problem| PatternError {
-            invalid: true,
-            ..PatternError::new(&"", format!("the pattern is invalid: {problem}"))
-        })
+        compiled
+            .as_ref()
+            .as_ref()
+            .map_err(|problem| PatternError::invalid(format!("the pattern is invalid: {problem}")))
     }
 
     fn has_anchors(&self) -> bool {
@@ -291,13 +291,16 @@ impl PatternError {
     /// A failure whose message nobody reads, with what it would mention.
     fn unwritten(mentions: Mentions) -> Self {
         Self {
-            message: String::new(),
-            path: String::new(),
-            detail: None,
-            field: Vec::new(),
-            gathered: false,
-            invalid: false,
             unwritten: Some(mentions),
+            ..Self::new(&"", String::new())
+        }
+    }
+
+    /// The rule's error, at once (see `invalid`).
+    fn invalid(message: String) -> Self {
+        Self {
+            invalid: true,
+            ..Self::new(&"", message)
         }
     }
 
@@ -322,19 +325,12 @@ impl PatternError {
     /// error type, so a skip gathered below becomes the anchor's own
     /// (direct) skip. `silent`: nobody reads the skip's message.
     fn prefixed(mut self, prefix: &str, silent: bool) -> Self {
-        self.gathered = false;
-        if self.invalid {
-            // An uncompiled pattern is the rule's error, with its message.
-            self.message = format!("{prefix}: {}", self.message);
-        } else if silent || self.unwritten.is_some() {
-            let mentions = self.mentions().or(Mentions::SKIP);
-            return Self {
-                gathered: false,
-                ..Self::unwritten(mentions)
-            };
-        } else {
-            self.message = format!("{prefix}: {}", self.message);
+        // The rule's error (`invalid`) keeps its message however quiet.
+        if !self.invalid && (silent || self.unwritten.is_some()) {
+            return Self::unwritten(self.mentions().or(Mentions::SKIP));
         }
+        self.message = format!("{prefix}: {}", self.message);
+        self.gathered = false;
         self
     }
 
@@ -371,20 +367,11 @@ impl PatternError {
     /// Asked of every element's failure, so through [`scan`], not
     /// `str::contains` (a two-way searcher set up per call).
     fn is_skip(&self) -> bool {
-        match self.unwritten {
-            Some(mentions) => mentions.skip,
-            None => {
-                scan::contains(&self.message, &CONDITIONAL_MISMATCH_NEEDLE)
-                    || scan::contains(&self.message, &GLOBAL_MISMATCH_NEEDLE)
-            }
-        }
+        self.mentions().skip
     }
 
     fn is_negation(&self) -> bool {
-        match self.unwritten {
-            Some(mentions) => mentions.negation,
-            None => scan::contains(&self.message, &NEGATION_MATCHED_NEEDLE),
-        }
+        self.mentions().negation
     }
 }
 
@@ -846,60 +833,29 @@ enum ResPath<'a> {
 }
 
 impl ResPath<'_> {
-    /// `/spec/containers/0/image/`: the segments gathered up the chain,
-    /// then written in one buffer (a `write!` per segment ran the
-    /// formatting machinery once per level).
+    /// `/spec/containers/0/image/`, written into one buffer (a `write!`
+    /// per level ran the formatting machinery at each). The chain is as
+    /// deep as the pattern, which is bounded.
     fn render(&self) -> String {
-        let mut segments: Vec<&ResPath<'_>> = Vec::new();
-        let mut at = self;
-        let mut len = 1;
-        loop {
-            at = match at {
-                ResPath::Root => break,
-                ResPath::Key(parent, key) => {
-                    len += key.len() + 1;
-                    segments.push(at);
-                    parent
-                }
-                ResPath::Index(parent, _) => {
-                    len += 4;
-                    segments.push(at);
-                    parent
-                }
-            };
-        }
-        let mut text = String::with_capacity(len);
-        text.push('/');
-        for segment in segments.iter().rev() {
-            match segment {
-                ResPath::Key(_, key) => text.push_str(key),
-                ResPath::Index(_, i) => push_decimal(&mut text, *i),
-                ResPath::Root => {}
-            }
-            text.push('/');
-        }
+        let mut text = String::new();
+        self.write_to(&mut text);
         text
     }
-}
 
-/// `i` in decimal, without the formatting machinery.
-fn push_decimal(text: &mut String, i: usize) {
-    let mut digits = [0u8; 20];
-    let mut n = i;
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        if let Some(d) = digits.get_mut(start) {
-            // `n % 10` is below 10.
-            *d = b'0' + (n % 10) as u8;
+    fn write_to(&self, text: &mut String) {
+        match self {
+            ResPath::Root => text.push('/'),
+            ResPath::Key(parent, key) => {
+                parent.write_to(text);
+                text.push_str(key);
+                text.push('/');
+            }
+            ResPath::Index(parent, i) => {
+                parent.write_to(text);
+                // Writing to a `String` cannot fail.
+                let _ = std::fmt::Write::write_fmt(text, format_args!("{i}/"));
+            }
         }
-        n /= 10;
-        if n == 0 || start == 0 {
-            break;
-        }
-    }
-    for &d in digits.get(start..).unwrap_or_default() {
-        text.push(char::from(d));
     }
 }
 
@@ -919,10 +875,7 @@ fn validate_element<'p>(
     // Every element checked is paid for: a `foreach` may check the whole
     // resource once per element of one of its lists.
     if !work::spend(1) {
-        return Err(PatternError {
-            invalid: true,
-            ..PatternError::new(&"", work::EXCEEDED.to_string())
-        });
+        return Err(PatternError::invalid(work::EXCEEDED.to_string()));
     }
     match pattern {
         Pattern::Map(map) => {

@@ -32,7 +32,7 @@ const MAX_DEPTH: usize = 64;
 /// copies of its own variable grows the text geometrically with every
 /// rescan (Kyverno runs out of memory); no policy needs more than a few
 /// copies of the largest object Kubernetes stores (1.5 MiB).
-pub const MAX_TEXT: usize = 8 << 20;
+const MAX_TEXT: usize = 8 << 20;
 
 /// Why substitution failed, worded as Kyverno words it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -47,7 +47,11 @@ pub enum VarError {
     KeyNotString(String),
     #[error("variables nest or repeat too deeply at path {0}")]
     TooDeep(String),
-    #[error("substituting variables{} writes more than 8 MiB of text", located(.0))]
+    #[error(
+        "substituting variables{} writes more than {} MiB of text",
+        located(.0),
+        MAX_TEXT >> 20
+    )]
     TooLarge(String),
     #[error(
         "substituting variables{} copies more of the request than one request may ({} MiB and {} times the request)",

@@ -33,11 +33,6 @@ pub fn reset() {
     SPENT.with(|s| s.set(0));
 }
 
-/// What the request has spent so far.
-pub fn spent() -> usize {
-    SPENT.with(Cell::get)
-}
-
 /// Spends `units`; false, and nothing spent, once that would pass the
 /// allowance.
 pub fn spend(units: usize) -> bool {
@@ -97,7 +92,9 @@ mod tests {
         assert!(!spend(usize::MAX), "no overflow");
         reset();
         assert!(spend(10));
-        assert_eq!(spent(), 10);
+        // Exactly those 10 are spent.
+        assert!(spend(MAX_WORK - 10));
+        assert!(!spend(1));
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! evaluated the way Kyverno evaluates them (its fork of
 //! `k8s.io/pod-security-admission`, standards up to v1.34), with Kyverno's
 //! exclusions and its failure message. Kyverno's quirks are kept on purpose:
-//! only `baseline` skips the restricted checks, a pinned version runs every
-//! revision of a check up to it, and field paths are moved under the
-//! controller's template only after exclusions were applied.
+//! only `baseline` skips the restricted checks, a pinned version older than
+//! a check's first revision still runs that revision, and field paths are
+//! moved under the controller's template only after exclusions were applied.
 
 mod checks;
 mod exclude;
@@ -20,7 +20,7 @@ use exclude::Exclude;
 
 /// The pinned versions Kyverno's CRD accepts besides `latest`.
 const MIN_PINNED: u32 = 19;
-const MAX_PINNED: u32 = 29;
+const MAX_PINNED: u32 = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PolicyLevel {

@@ -264,9 +264,10 @@ pub static CHECKS: &[Check] = &[
 ];
 
 /// Kyverno's `evaluatePSS`. Only `baseline` leaves out the restricted
-/// checks (so `privileged` runs them all, as in Kyverno). `latest` runs the
-/// newest revision of each check; a pinned version runs *every* revision up
-/// to it and reports each failure on its own, as Kyverno does.
+/// checks (so `privileged` runs them all, as in Kyverno). Each check runs
+/// one revision: `latest` the newest, a pinned version the newest that
+/// applies from it or earlier, and the first when none does (Kyverno starts
+/// from the first, so a check newer than the pin still runs).
 pub fn evaluate(baseline_only: bool, version: Version, meta: &Value, spec: &Value) -> Vec<Failure> {
     evaluate_only(&[], baseline_only, version, meta, spec)
 }
@@ -288,11 +289,16 @@ pub fn evaluate_only(
         if !ids.is_empty() && !ids.contains(&check.id) {
             continue;
         }
-        let revisions: Vec<&VersionedCheck> = match version {
-            Version::Latest => check.versions.last().into_iter().collect(),
-            Version::Minor(minor) => check.versions.iter().filter(|v| v.minor <= minor).collect(),
+        let revision = match version {
+            Version::Latest => check.versions.last(),
+            Version::Minor(minor) => check
+                .versions
+                .iter()
+                .rev()
+                .find(|v| v.minor <= minor)
+                .or(check.versions.first()),
         };
-        for revision in revisions {
+        if let Some(revision) = revision {
             if let Some(violation) = (revision.check)(meta, spec) {
                 failures.push(Failure {
                     id: check.id,

@@ -105,16 +105,9 @@ fn exempt(
     stand_in_spec: &Value,
     per_container: bool,
 ) -> Vec<Failure> {
-    // Kyverno keys the results by check ID: a later result of a check (a
-    // newer revision under a pinned version) replaces an earlier one. It
-    // then lists them in map order; this keeps the first-seen order.
-    let mut kept: Vec<Failure> = Vec::new();
-    for failure in failures {
-        match kept.iter_mut().find(|k| k.id == failure.id) {
-            Some(slot) => *slot = failure,
-            None => kept.push(failure),
-        }
-    }
+    // Kyverno keys the results by check ID (one each) and lists them in map
+    // order; this keeps the checks' order.
+    let mut kept = failures;
     for stand_in in excluded.iter().filter(|f| exclude.ids.contains(&f.id)) {
         for stand_in_error in &stand_in.violation.errors {
             let (field, container) = locate(&stand_in_error.field, stand_in_spec, per_container);

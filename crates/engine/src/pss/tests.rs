@@ -267,13 +267,6 @@ fn baseline_controls_pass_and_fail() {
             baseline_pod(json!({"containers": [{"name": "app", "image": "nginx", "livenessProbe": {"httpGet": {"host": "localhost", "port": 80}}}]})),
             Some("(Forbidden reason: probe or lifecycle host, field error list: [])"),
         ),
-        case(
-            "host_probe_passes_before_1_34",
-            "baseline",
-            Some("v1.29"),
-            baseline_pod(json!({"containers": [{"name": "app", "image": "nginx", "livenessProbe": {"httpGet": {"host": "localhost", "port": 80}}}]})),
-            None,
-        ),
     ]);
 }
 
@@ -316,11 +309,18 @@ fn restricted_controls_pass_and_fail() {
             restricted_pod(json!({"os": {"name": "windows"}, "containers": [hardened("app", "nginx", json!({"allowPrivilegeEscalation": null}))]})),
             None,
         ),
-        // A pinned version still runs the v1.8 revision, which has no Windows exemption.
         case(
-            "privilege_escalation_windows_fails_pinned",
+            "privilege_escalation_windows_passes_pinned_1_25",
             "restricted",
             Some("v1.25"),
+            restricted_pod(json!({"os": {"name": "windows"}, "containers": [hardened("app", "nginx", json!({"allowPrivilegeEscalation": null}))]})),
+            None,
+        ),
+        // Pinned before v1.25, the v1.8 revision has no Windows exemption.
+        case(
+            "privilege_escalation_windows_fails_pinned_1_24",
+            "restricted",
+            Some("v1.24"),
             restricted_pod(json!({"os": {"name": "windows"}, "containers": [hardened("app", "nginx", json!({"allowPrivilegeEscalation": null}))]})),
             Some("(Forbidden reason: allowPrivilegeEscalation != false, field error list: [spec.containers[0].securityContext.allowPrivilegeEscalation is forbidden, forbidden values found: nil])"),
         ),
@@ -345,7 +345,6 @@ fn restricted_controls_pass_and_fail() {
             restricted_container(json!({"runAsUser": 0})),
             Some("(Forbidden reason: runAsUser=0, field error list: [spec.containers[0].securityContext.runAsUser is forbidden, forbidden values found: 0])"),
         ),
-        case("run_as_user_root_passes_before_1_23", "restricted", Some("v1.22"), restricted_container(json!({"runAsUser": 0})), None),
         case("run_as_user_non_root_passes", "restricted", None, restricted_container(json!({"runAsUser": 1000})), None),
         case(
             "seccomp_missing_fails",
@@ -362,11 +361,11 @@ fn restricted_controls_pass_and_fail() {
             Some("(Forbidden reason: unrestricted capabilities, field error list: [spec.containers[0].securityContext.capabilities.drop is forbidden, forbidden values found: [NET_RAW], spec.containers[0].securityContext.capabilities.add is forbidden, forbidden values found: [CHOWN]])"),
         ),
         case(
-            "capabilities_restricted_pass_before_1_22",
+            "capabilities_restricted_first_revision_runs_before_1_22",
             "restricted",
             Some("v1.21"),
             restricted_container(json!({"capabilities": {"drop": ["NET_RAW"], "add": ["CHOWN"]}})),
-            None,
+            Some("(Forbidden reason: unrestricted capabilities, field error list: [spec.containers[0].securityContext.capabilities.drop is forbidden, forbidden values found: [NET_RAW], spec.containers[0].securityContext.capabilities.add is forbidden, forbidden values found: [CHOWN]])"),
         ),
         case(
             "net_bind_service_passes",
@@ -378,29 +377,48 @@ fn restricted_controls_pass_and_fail() {
     ]);
 }
 
+/// Kyverno's `evaluatePSS` runs one revision of each check: the newest
+/// that applies at the pinned version, else the first.
 #[test]
-fn pinned_versions_run_every_revision_up_to_them() {
-    let keepalive = baseline_pod(
-        json!({"securityContext": {"sysctls": [{"name": "net.ipv4.tcp_keepalive_time"}]}}),
-    );
-    let twice = format!("{SYSCTL_KEEPALIVE}{SYSCTL_KEEPALIVE}");
-    let got = compiled(&settings("baseline", Some("v1.29"), vec![]))
-        .evaluate(&keepalive)
-        .unwrap();
-    // The v1.0 and v1.27 revisions still reject what v1.29 allows.
-    assert_eq!(got.as_deref(), Some(twice.as_str()));
-
-    // The v1.0 seccomp revision reads the alpha annotations.
-    let annotated = json!({"kind": "Pod",
-        "metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
-        "spec": {"containers": [{"name": "app"}]}});
-    let pinned = compiled(&settings("baseline", Some("v1.19"), vec![]));
-    assert_eq!(
-        pinned.evaluate(&annotated).unwrap().as_deref(),
-        Some("(Forbidden reason: seccompProfile, field error list: [spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod] is forbidden, forbidden values found: unconfined])")
-    );
-    let latest = compiled(&settings("baseline", Some("latest"), vec![]));
-    assert_eq!(latest.evaluate(&annotated).unwrap(), None);
+fn pinned_versions_run_one_revision_of_each_check() {
+    let keepalive = || {
+        baseline_pod(
+            json!({"securityContext": {"sysctls": [{"name": "net.ipv4.tcp_keepalive_time"}]}}),
+        )
+    };
+    let annotated = || {
+        json!({"kind": "Pod",
+            "metadata": {"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+    };
+    run(vec![
+        // The v1.29 revision allows it; the v1.0 and v1.27 ones, not run, do not.
+        case("sysctl_keepalive_passes_at_1_29", "baseline", Some("v1.29"), keepalive(), None),
+        case(
+            "sysctl_keepalive_fails_at_1_27",
+            "baseline",
+            Some("v1.27"),
+            keepalive(),
+            Some(SYSCTL_KEEPALIVE),
+        ),
+        // Only the v1.0 seccomp revision, not run, reads the alpha annotations.
+        case("seccomp_annotation_passes_at_1_19", "baseline", Some("v1.19"), annotated(), None),
+        // A check whose first revision is newer than the pin still runs it.
+        case(
+            "run_as_user_root_fails_at_1_19",
+            "restricted",
+            Some("v1.19"),
+            restricted_container(json!({"runAsUser": 0})),
+            Some("(Forbidden reason: runAsUser=0, field error list: [spec.containers[0].securityContext.runAsUser is forbidden, forbidden values found: 0])"),
+        ),
+        case(
+            "host_probe_fails_at_1_29",
+            "baseline",
+            Some("v1.29"),
+            baseline_pod(json!({"containers": [{"name": "app", "image": "nginx", "livenessProbe": {"httpGet": {"host": "localhost", "port": 80}}}]})),
+            Some("(Forbidden reason: probe or lifecycle host, field error list: [])"),
+        ),
+    ]);
 }
 
 #[test]
@@ -574,9 +592,9 @@ fn invalid_settings_are_reported() {
         ),
         (
             "version_past_crd",
-            settings("baseline", Some("v1.30"), vec![]),
+            settings("baseline", Some("v1.33"), vec![]),
             "version",
-            "unsupported version \"v1.30\"",
+            "unsupported version \"v1.33\"",
         ),
         (
             "version_without_v",

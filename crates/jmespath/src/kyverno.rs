@@ -674,24 +674,6 @@ pub(crate) fn go_base64_decode(src: &[u8]) -> Result<Vec<u8>, usize> {
 // ---------------------------------------------------------------------------
 // Objects
 
-/// Go's `!=` on two decoded JSON values; maps and slices cannot be compared
-/// (Go panics, reported here as an error).
-fn go_equal(a: &Value, b: &Value) -> Result<bool, FunctionError> {
-    match (a, b) {
-        (Value::Null, Value::Null) => Ok(true),
-        (Value::Bool(x), Value::Bool(y)) => Ok(x == y),
-        (Value::Number(x), Value::Number(y)) => Ok(x.as_f64() == y.as_f64()),
-        (Value::String(x), Value::String(y)) => Ok(x == y),
-        (Value::Array(_), Value::Array(_)) => Err(FunctionError::new(
-            "runtime error: comparing uncomparable type []interface {}",
-        )),
-        (Value::Object(_), Value::Object(_)) => Err(FunctionError::new(
-            "runtime error: comparing uncomparable type map[string]interface {}",
-        )),
-        _ => Ok(false),
-    }
-}
-
 fn label_match(args: &[Value]) -> Result<Value, FunctionError> {
     let name = "label_match";
     let labels = arg(args, 0)
@@ -702,7 +684,9 @@ fn label_match(args: &[Value]) -> Result<Value, FunctionError> {
         .ok_or_else(|| invalid_type(name, 1, "Object"))?;
     for (key, value) in labels {
         let equal = match target.get(key) {
-            Some(found) => go_equal(found, value)?,
+            // `reflect.DeepEqual` since kyverno#15827 (Go's `!=` had
+            // panicked on a map or list).
+            Some(found) => crate::equal(found, value),
             None => false,
         };
         if !equal {
@@ -1494,7 +1478,35 @@ mod tests {
             ok("label_match", &[json!({"n": 1}), json!({"n": 1.0})]),
             json!(true)
         );
-        assert!(call("label_match", &[json!({"a": {}}), json!({"a": {}})]).is_err());
+        // Kyverno's nested case: maps and lists compare deeply.
+        let nested = json!({"app": "test-app", "annotations": {"test": "test"}, "ownerReferences": [{"kind": "ReplicaSet", "n": 1}]});
+        assert_eq!(
+            ok(
+                "label_match",
+                &[
+                    json!({"app": "test-app", "annotations": {"test": "test"}}),
+                    nested.clone()
+                ]
+            ),
+            json!(true)
+        );
+        assert_eq!(
+            ok(
+                "label_match",
+                &[
+                    json!({"ownerReferences": [{"kind": "ReplicaSet", "n": 1.0}]}),
+                    nested.clone()
+                ]
+            ),
+            json!(true)
+        );
+        assert_eq!(
+            ok(
+                "label_match",
+                &[json!({"annotations": {"test": "other"}}), nested]
+            ),
+            json!(false)
+        );
     }
 
     #[test]

@@ -189,7 +189,15 @@ pub fn deny_result(
     }
 }
 
-/// Kyverno's message for a rule that passed.
+/// Kyverno's message for a rule that passed. Every passing rule writes
+/// one, so it is joined by hand: `format!` costs several times as much in
+/// wasm.
 pub fn pass_message(rule: &str) -> String {
-    format!("validation rule '{rule}' passed.")
+    const BEFORE: &str = "validation rule '";
+    const AFTER: &str = "' passed.";
+    let mut message = String::with_capacity(BEFORE.len() + rule.len() + AFTER.len());
+    message.push_str(BEFORE);
+    message.push_str(rule);
+    message.push_str(AFTER);
+    message
 }

@@ -194,13 +194,20 @@ pub fn evaluate(
                 Err(e) => missing.roles = Some(e),
             }
         }
+        // A namespaced Policy applies only to objects in its namespace
+        // (Kyverno's `MatchesResourceDescription`); Namespaces have none.
+        let in_scope = spec
+            .policy_namespace
+            .as_deref()
+            .is_none_or(|namespace| namespace == target.namespace);
         let selected: Vec<(usize, FailureAction)> = all()
             .enumerate()
             .filter(|(i, rule)| {
                 // Without the data, a rule that selects by it cannot be
                 // matched: it errors below rather than silently not apply.
-                missing.error(rule, raw(*i)).is_some()
-                    || rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target)
+                in_scope
+                    && (missing.error(rule, raw(*i)).is_some()
+                        || rule_applies(&rule.match_resources, rule.exclude.as_ref(), &target))
             })
             .map(|(i, rule)| {
                 // Namespaces and cluster-scoped objects have no namespace labels.
@@ -1224,6 +1231,39 @@ mod tests {
     /// Kyverno loads a context entry when a query first names it: a failed
     /// entry fails the queries that name it (a `||` fallback included),
     /// and nothing else.
+    /// Kyverno's `MatchesResourceDescription`: a namespaced Policy's rules
+    /// apply only to objects in the Policy's namespace.
+    #[test]
+    fn a_namespaced_policy_applies_only_in_its_namespace() {
+        let policy = json!({"apiVersion": "kyverno.io/v1", "kind": "Policy",
+            "metadata": {"name": "p", "namespace": "team-a"},
+            "spec": {"validationFailureAction": "Enforce", "rules": [{"name": "r",
+                "match": {"any": [{"resources": {"kinds": ["Pod", "Namespace"]}}]},
+                "validate": {"message": "m", "deny": {}}}]}});
+        let request = |kind: &str, namespace: &str| {
+            let mut metadata = json!({"name": "x"});
+            if !namespace.is_empty() {
+                metadata["namespace"] = json!(namespace);
+            }
+            json!({"uid": "1", "kind": {"group": "", "version": "v1", "kind": kind},
+                "operation": "CREATE", "namespace": namespace, "userInfo": {},
+                "object": {"apiVersion": "v1", "kind": kind, "metadata": metadata}})
+        };
+        let cases = [
+            ("its_namespace", request("Pod", "team-a"), 1),
+            ("another_namespace", request("Pod", "team-b"), 0),
+            ("a_namespace_object", request("Namespace", "team-a"), 0),
+        ];
+        for (name, request, applied) in cases {
+            let outcomes = outcomes_of(&policy, request);
+            assert_eq!(outcomes.len(), applied, "{name}");
+            assert!(
+                outcomes.iter().all(|o| o.status == RuleStatus::Fail),
+                "{name}"
+            );
+        }
+    }
+
     #[test]
     fn a_failed_context_entry_fails_only_what_names_it() {
         let missing = json!({"name": "team", "variable": {

@@ -21,7 +21,11 @@ pub struct Target<'a> {
     /// The kind of the object itself (`request.kind`).
     pub object_kind: String,
     pub name: &'a str,
+    /// The object's namespace: empty for a Namespace.
     pub namespace: &'a str,
+    /// The request's namespace (a Namespace's own name), which scopes the
+    /// requester's RoleBindings.
+    pub request_namespace: &'a str,
     pub labels: Option<&'a serde_json::Map<String, Value>>,
     pub annotations: Option<&'a serde_json::Map<String, Value>>,
     pub username: &'a str,
@@ -43,16 +47,12 @@ impl<'a> Target<'a> {
         } else {
             parent_kind(request.raw()).unwrap_or_else(|| object_kind.clone())
         };
+        // The object's own name only (Kyverno's `ConvertResource` copies the
+        // request's namespace onto it, never its name): a CONNECT's options
+        // object has none, so `names` cannot select a `pods/exec`.
         let mut name = metadata_str(resource, "name");
         if name.is_empty() {
             name = metadata_str(resource, "generateName");
-        }
-        if name.is_empty() {
-            name = request
-                .raw()
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
         }
         let namespace = if object_kind.kind == "Namespace" {
             ""
@@ -66,6 +66,7 @@ impl<'a> Target<'a> {
             object_kind: object_kind.kind,
             name,
             namespace,
+            request_namespace: request.namespace(),
             labels: metadata_map(resource, "labels"),
             annotations: metadata_map(resource, "annotations"),
             username: request.username(),
@@ -86,6 +87,7 @@ impl<'a> Target<'a> {
         crate::roles::User {
             username: self.username,
             groups: self.groups.clone(),
+            namespace: self.request_namespace,
         }
     }
 }

@@ -19,10 +19,13 @@ pub struct Roles {
     pub cluster_roles: Vec<String>,
 }
 
-/// Who made the request, as `request.userInfo` says.
+/// Who made the request, as `request.userInfo` says, and where.
 pub struct User<'a> {
     pub username: &'a str,
     pub groups: Vec<&'a str>,
+    /// The request's namespace: a RoleBinding grants its ClusterRole only
+    /// there (a Role, as `namespace:name`, everywhere).
+    pub namespace: &'a str,
 }
 
 /// Reads the bindings through the cluster and keeps those naming `user`.
@@ -67,7 +70,7 @@ pub fn from_bindings(
             ("Role", name) => {
                 roles.insert(format!("{namespace}:{name}"));
             }
-            ("ClusterRole", name) => {
+            ("ClusterRole", name) if namespace == user.namespace => {
                 cluster_roles.insert(name.to_string());
             }
             _ => {}
@@ -147,6 +150,7 @@ mod tests {
         let user = User {
             username: "system:serviceaccount:ci:deployer",
             groups: vec!["system:serviceaccounts", "devs"],
+            namespace: "prod",
         };
         let role_bindings = [
             binding(
@@ -203,6 +207,45 @@ mod tests {
         );
     }
 
+    /// Kyverno's `getRoleRefByRoleBindings`: a RoleBinding to a ClusterRole
+    /// counts only for requests in the binding's namespace; one to a Role
+    /// counts everywhere, named by its namespace.
+    #[test]
+    fn a_role_binding_grants_its_cluster_role_only_in_its_namespace() {
+        let role_bindings = [
+            binding(
+                Some("prod"),
+                ("ClusterRole", "view"),
+                json!([{"kind": "User", "name": "alice"}]),
+            ),
+            binding(
+                Some("prod"),
+                ("Role", "reader"),
+                json!([{"kind": "User", "name": "alice"}]),
+            ),
+        ];
+        let cases = [
+            ("in_the_binding_namespace", "prod", vec!["view".to_string()]),
+            ("in_another_namespace", "ci", vec![]),
+            ("cluster_scoped", "", vec![]),
+        ];
+        for (name, namespace, cluster_roles) in cases {
+            let user = User {
+                username: "alice",
+                groups: vec![],
+                namespace,
+            };
+            assert_eq!(
+                from_bindings(&user, &role_bindings, &[]),
+                Roles {
+                    roles: vec!["prod:reader".into()],
+                    cluster_roles,
+                },
+                "{name}"
+            );
+        }
+    }
+
     struct Bindings;
 
     impl Cluster for Bindings {
@@ -219,6 +262,7 @@ mod tests {
         let user = User {
             username: "alice",
             groups: vec![],
+            namespace: "",
         };
         assert_eq!(
             resolve(&user, &Cached::new(&Bindings)),

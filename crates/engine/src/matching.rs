@@ -790,7 +790,8 @@ mod tests {
     fn subresources_and_namespaces() {
         let exec = json!({"kind": {"group": "", "version": "v1", "kind": "PodExecOptions"},
             "resource": {"group": "", "version": "v1", "resource": "pods"}, "subResource": "exec",
-            "operation": "CONNECT", "namespace": "prod", "object": {"kind": "PodExecOptions", "command": ["sh"]}});
+            "operation": "CONNECT", "namespace": "prod", "name": "web-1",
+            "object": {"kind": "PodExecOptions", "command": ["sh"]}});
         assert!(
             applies(any(json!({"kinds": ["Pod/exec"]})), &exec),
             "pod_exec_selector"
@@ -802,6 +803,12 @@ mod tests {
         assert!(
             !applies(any(json!({"kinds": ["Pod"]})), &exec),
             "plain_pod_skips_exec"
+        );
+        // Kyverno selects by the object's name; the options object has none,
+        // whatever the request's `name`.
+        assert!(
+            !applies(any(json!({"kinds": ["Pod/exec"], "names": ["web-*"]})), &exec),
+            "names_do_not_read_the_request_name"
         );
         let scale = json!({"kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
             "resource": {"group": "apps", "version": "v1", "resource": "deployments"}, "subResource": "scale",

@@ -153,11 +153,37 @@ pub struct Context<'a> {
     policy_namespace: Option<Rc<str>>,
     /// Whether the rules' skip messages are read (see [`SkipMessages`]).
     skips: SkipMessages,
-    /// What variable substitution may still copy out of the context, for
-    /// the whole request (child contexts share it), and whether the
-    /// request's own weight was added: see [`Context::charge`].
-    copies_left: Rc<Cell<(usize, bool)>>,
+    /// What the request's variables may still copy and its context entries
+    /// may still add, shared by child contexts: see [`Context::charge`] and
+    /// [`Context::admit`].
+    spent: Rc<Cell<Spent>>,
 }
+
+/// A request's running totals (see [`Context::spent`]).
+#[derive(Debug, Clone, Copy)]
+struct Spent {
+    /// What substitution may still copy out of the context.
+    copies_left: usize,
+    /// Whether the request's own weight was added to `copies_left`.
+    weighed: bool,
+    /// The bytes of JSON context entries added so far.
+    entries: usize,
+}
+
+impl Spent {
+    fn new() -> Rc<Cell<Self>> {
+        Rc::new(Cell::new(Self {
+            copies_left: COPY_BUDGET,
+            weighed: false,
+            entries: 0,
+        }))
+    }
+}
+
+/// Kyverno's `DefaultMaxContextSize`: the JSON its context entries of one
+/// request may add, in bytes. Every load counts, a foreach's for each
+/// element too, and nothing is given back when an entry goes away.
+pub const MAX_CONTEXT_SIZE: usize = 2 << 20;
 
 /// How much of the context the variables of one request may copy, in
 /// estimated bytes ([`work::footprint`]): this much, and [`COPIES_OF_REQUEST`]
@@ -208,7 +234,7 @@ impl Context<'static> {
             cel_request: OnceCell::new(),
             policy_namespace: None,
             skips: SkipMessages::Read,
-            copies_left: Rc::new(Cell::new((COPY_BUDGET, false))),
+            spent: Spent::new(),
         }
     }
 
@@ -224,7 +250,7 @@ impl Context<'static> {
             cel_request: OnceCell::new(),
             policy_namespace: None,
             skips: SkipMessages::Read,
-            copies_left: Rc::new(Cell::new((COPY_BUDGET, false))),
+            spent: Spent::new(),
         }
     }
 }
@@ -257,7 +283,7 @@ impl<'a> Context<'a> {
             cel_request: OnceCell::new(),
             policy_namespace: self.policy_namespace.clone(),
             skips: self.skips,
-            copies_left: self.copies_left.clone(),
+            spent: self.spent.clone(),
         }
     }
 
@@ -270,22 +296,43 @@ impl<'a> Context<'a> {
     /// and nothing taken, when too little is left. The weighing stops as
     /// soon as it passes what is left.
     pub fn charge(&self, value: &Value) -> bool {
-        let (mut left, mut weighed) = self.copies_left.get();
-        let mut weight = work::footprint(value, 0, left);
-        if weight.is_none() && !weighed {
+        let mut spent = self.spent.get();
+        let mut weight = work::footprint(value, 0, spent.copies_left);
+        if weight.is_none() && !spent.weighed {
             // The request is weighed only when the base runs out: most
             // requests copy far less.
             let request = work::footprint(&self.root, 0, usize::MAX).unwrap_or(0);
-            left = left.saturating_add(request.saturating_mul(COPIES_OF_REQUEST));
-            weighed = true;
-            weight = work::footprint(value, 0, left);
+            spent.copies_left = spent
+                .copies_left
+                .saturating_add(request.saturating_mul(COPIES_OF_REQUEST));
+            spent.weighed = true;
+            weight = work::footprint(value, 0, spent.copies_left);
         }
         let Some(weight) = weight else {
-            self.copies_left.set((left, weighed));
+            self.spent.set(spent);
             return false;
         };
-        self.copies_left.set((left - weight, weighed));
+        spent.copies_left -= weight;
+        self.spent.set(spent);
         true
+    }
+
+    /// Counts a context entry's value against [`MAX_CONTEXT_SIZE`], as
+    /// Kyverno's `AddContextEntry` does with its JSON; past the limit the
+    /// entry is not added and this is Kyverno's error.
+    pub fn admit(&self, value: &Value) -> Result<(), String> {
+        let mut spent = self.spent.get();
+        let size = spent
+            .entries
+            .saturating_add(crate::jmespath::go::json_len(value));
+        if size > MAX_CONTEXT_SIZE {
+            return Err(format!(
+                "context size limit exceeded: {size} bytes exceeds limit of {MAX_CONTEXT_SIZE} bytes"
+            ));
+        }
+        spent.entries = size;
+        self.spent.set(spent);
+        Ok(())
     }
 
     /// Whether the rules' skip messages are read: an admission verdict

@@ -523,7 +523,10 @@ impl CompiledEntry {
 pub fn load_context(entries: &[CompiledEntry], ctx: &mut Context, cluster: &Cached<'_>) -> Mark {
     let mark = ctx.mark();
     for entry in entries {
-        match entry.evaluate(ctx, cluster) {
+        match entry
+            .evaluate(ctx, cluster)
+            .and_then(|value| ctx.admit(&value).map(|()| value))
+        {
             Ok(value) => {
                 ctx.set(&entry.name, value);
             }

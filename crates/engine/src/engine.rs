@@ -1310,6 +1310,35 @@ mod tests {
         }
     }
 
+    /// Kyverno's context size limit: the JSON of a request's context
+    /// entries may add up to 2 MiB; the entry that passes it fails to load.
+    #[test]
+    fn context_entries_add_up_to_two_mebibytes() {
+        // `l0` is 64 KiB of JSON; each next entry doubles the one before.
+        let mut entries = vec![json!({"name": "l0", "variable": {"value": "x".repeat(65_534)}})];
+        for i in 1..=5 {
+            entries.push(json!({"name": format!("l{i}"), "variable": {
+                "jmesPath": format!("join('', [l{0}, l{0}])", i - 1)}}));
+        }
+        let deny =
+            |key: &str| json!({"all": [{"key": key, "operator": "Equals", "value": "never"}]});
+        let cases = [
+            // 64 + 128 + 256 + 512 + 1024 KiB (less quotes) fit in 2 MiB.
+            ("entries_within_the_limit", 5, "{{ length(l4) }}", RuleStatus::Pass, ""),
+            ("the_entry_past_the_limit", 6, "{{ length(l5) }}", RuleStatus::Error,
+                "context entry `l5` did not load: context size limit exceeded: 4128654 bytes exceeds limit of 2097152 bytes"),
+            ("entries_before_it_still_load", 6, "{{ length(l4) }}", RuleStatus::Pass, ""),
+        ];
+        for (name, count, key, want, message) in cases {
+            let (got, text) = pod_rule_outcome(
+                "nginx",
+                json!({"context": entries[..count], "validate": {"message": "m", "deny": {"conditions": deny(key)}}}),
+            );
+            assert_eq!(got, want, "{name}: {text}");
+            assert!(text.contains(message), "{name}: {text}");
+        }
+    }
+
     /// CEL's `request` is Kyverno's, rebuilt from the admission attributes.
     #[test]
     fn cel_request_follows_kyvernos_attributes() {

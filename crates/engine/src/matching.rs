@@ -807,7 +807,10 @@ mod tests {
         // Kyverno selects by the object's name; the options object has none,
         // whatever the request's `name`.
         assert!(
-            !applies(any(json!({"kinds": ["Pod/exec"], "names": ["web-*"]})), &exec),
+            !applies(
+                any(json!({"kinds": ["Pod/exec"], "names": ["web-*"]})),
+                &exec
+            ),
             "names_do_not_read_the_request_name"
         );
         let scale = json!({"kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},

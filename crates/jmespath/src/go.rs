@@ -113,6 +113,47 @@ pub fn json(value: &Value) -> String {
     out
 }
 
+/// The length of [`json`]'s text, counted without writing it.
+pub fn json_len(value: &Value) -> usize {
+    match value {
+        Value::Null => 4,
+        Value::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string().len(),
+            None => json_float(n.as_f64().unwrap_or(0.0)).len(),
+        },
+        Value::String(s) => json_string_len(s),
+        Value::Array(items) => items
+            .iter()
+            .fold(2 + items.len().saturating_sub(1), |n, item| {
+                n.saturating_add(json_len(item))
+            }),
+        Value::Object(map) => map
+            .iter()
+            .fold(2 + map.len().saturating_sub(1), |n, (k, v)| {
+                n.saturating_add(json_string_len(k) + 1)
+                    .saturating_add(json_len(v))
+            }),
+    }
+}
+
+fn json_string_len(s: &str) -> usize {
+    s.chars().fold(2, |n, c| {
+        n + match c {
+            '"' | '\\' | '\n' | '\r' | '\t' => 2,
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => 6,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        }
+    })
+}
+
 fn write_json(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
@@ -233,6 +274,24 @@ mod tests {
         ];
         for (name, value, want) in cases {
             assert_eq!(json(&value), want, "{name}");
+            assert_eq!(json_len(&value), want.len(), "{name}: json_len");
+        }
+    }
+
+    #[test]
+    fn json_len_counts_what_json_writes() {
+        let cases = [
+            ("empty_list", json!([])),
+            ("empty_map", json!({})),
+            ("escapes", json!("q\"b\\s\n\r\t\u{1}\u{2028}é")),
+            (
+                "nested",
+                json!({"a": [1, -2, 2.5, false, null, {"<k>": "v"}], "b": {}}),
+            ),
+            ("negative_float", json!(-0.000_001_5)),
+        ];
+        for (name, value) in cases {
+            assert_eq!(json_len(&value), json(&value).len(), "{name}");
         }
     }
 }

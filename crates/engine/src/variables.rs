@@ -72,15 +72,18 @@ fn located(path: &str) -> String {
 }
 
 /// Where the `{{ }}` spans of `text` are: Kyverno's `RegexVariables`,
-/// `(^|[^\\])\{\{(?:\{[^{}]*\}|[^{}])*\}\}`.
+/// `(^|[^\\])\{\{(?:\{[^{}]*\}|[^{}])*\}\}`. Its match takes the character
+/// before `{{`, so a variable right after another (`{{a}}{{b}}`) is not
+/// found in the same pass: only a rescan of the result finds it.
 fn spans(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i + 1 < bytes.len() {
+        let after_previous = out.last().is_none_or(|&(_, end)| i > end);
         let starts = bytes.get(i) == Some(&b'{')
             && bytes.get(i + 1) == Some(&b'{')
-            && (i == 0 || bytes.get(i - 1) != Some(&b'\\'));
+            && (i == 0 || (after_previous && bytes.get(i - 1) != Some(&b'\\')));
         if starts {
             if let Some(end) = span_end(bytes, i + 2) {
                 out.push((i, end));

@@ -13,7 +13,7 @@ fn substitution_keeps_kyvernos_typing() {
         "n": 5, "f": 1.5, "b": false, "s": "str", "z": null,
         "m": {"key2": "value2", "key1": "value1"}, "l": ["a", "b"],
         "inner": "n", "self": "{{s}}", "amp": "a<b",
-        "raw": "{{ KEEP {{ME}} }}", "nested": "{{s}}"
+        "raw": "{{ KEEP {{ME}} }}", "nested": "{{s}}", "bs": "x\\"
     }));
     let cases: Vec<(&str, &str, Value)> = vec![
         ("whole_variable_keeps_number", "{{n}}", json!(5)),
@@ -73,6 +73,23 @@ fn substitution_keeps_kyvernos_typing() {
             "html_is_escaped_inside_json_only",
             "{{amp}} {{l}}",
             json!("a<b [\"a\",\"b\"]"),
+        ),
+        // Kyverno's pattern takes the character before `{{`: a variable
+        // right after another is found only when the result is rescanned.
+        (
+            "adjacent_variables_meet_on_the_rescan",
+            "{{s}}{{n}}",
+            json!("str5"),
+        ),
+        (
+            "adjacent_after_a_shallow_one_stays",
+            "{{- s}}{{n}}",
+            json!("str{{n}}"),
+        ),
+        (
+            "adjacent_after_a_backslash_is_escaped",
+            "{{bs}}{{n}}",
+            json!("x{{n}}"),
         ),
         (
             "multiselect_hash_in_variable",

@@ -52,8 +52,8 @@ impl CompiledCondition {
                 ),
             );
         }
-        let key = Document::compile(c.key.as_ref(), "", delete);
-        let value = Document::compile(c.value.as_ref(), "", delete);
+        let key = Document::compile_referenced(c.key.as_ref(), delete);
+        let value = Document::compile_referenced(c.value.as_ref(), delete);
         for (field, doc) in [("key", &key), ("value", &value)] {
             crate::variables::report_problems(doc, &diags.key_path(path, field), diags);
         }
@@ -274,6 +274,37 @@ mod tests {
             c.evaluate(&ctx).unwrap_err().to_string(),
             "failed to substitute variables in condition key: failed to resolve request.object.missing at path : JMESPath query failed: Unknown key \"missing\" in path"
         );
+    }
+
+    /// Kyverno resolves `$(…)` references in a key or value, against that
+    /// key or value, before it substitutes variables.
+    #[test]
+    fn references_resolve_within_the_key_or_value() {
+        let ctx = Context::from_value(json!({"a": "x"}));
+        let cases = [
+            (
+                "a_sibling_in_a_map_key",
+                json!({"key": {"a": "v", "b": "$(../a)"}, "operator": "Equals", "value": {"a": "v", "b": "v"}}),
+                Ok(true),
+            ),
+            (
+                "an_escaped_reference_is_text",
+                json!({"key": "\\$(x)", "operator": "Equals", "value": "{{ '$' }}(x)"}),
+                Ok(true),
+            ),
+            (
+                "a_root_string_names_no_field",
+                json!({"key": "$(./x)", "operator": "Equals", "value": "x"}),
+                Err("failed to substitute variables in condition key: failed to resolve $(./x) at path : no field at ./x"),
+            ),
+        ];
+        for (name, condition, want) in cases {
+            let got = conditions(json!({"all": [condition]}))
+                .evaluate(&ctx)
+                .map(|(passed, _)| passed)
+                .map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(str::to_string), "{name}");
+        }
     }
 
     #[test]

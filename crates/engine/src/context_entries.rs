@@ -194,7 +194,7 @@ pub fn compile_context(
             } => {
                 let vp = key_path(&p, "variable");
                 let doc = |v: &Value, field: &str, diags: &mut Diagnostics| {
-                    let d = Document::compile(v, "", delete);
+                    let d = Document::compile_referenced(v, delete);
                     report_problems(&d, &key_path(&vp, field), diags);
                     d
                 };

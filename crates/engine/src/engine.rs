@@ -1291,6 +1291,14 @@ mod tests {
                 RuleStatus::Error,
                 "context entry `upper` did not load: failed to apply jmespath to_upper(team) to variable <nil>: context entry `team` did not load",
             ),
+            // Kyverno resolves a variable's `$(…)` references first.
+            (
+                "a_reference_in_a_value_that_names_no_field",
+                json!([{"name": "v", "variable": {"value": "$(./x)"}}]),
+                deny("{{ v }}", "x"),
+                RuleStatus::Error,
+                "context entry `v` did not load",
+            ),
             (
                 "a_later_entry_with_a_default_takes_the_default",
                 json!([missing, {"name": "upper", "variable": {

@@ -1,8 +1,10 @@
-//! `$(path)` references inside a pattern, as Kyverno resolves them: the
-//! path is relative to the referring field (`$(./../../limits/memory)`),
-//! points into the pattern itself (anchors ignored), and may start with an
-//! operator (`$(<=./../../limits/memory)` → `<=2048Mi`). `\$(` escapes.
-//! They depend only on the pattern, so they are resolved when it compiles.
+//! `$(path)` references inside a pattern (or any document Kyverno
+//! substitutes: a condition's key or value, a context variable), as Kyverno
+//! resolves them: the path is relative to the referring field
+//! (`$(./../../limits/memory)`), points into the document itself (anchors
+//! ignored), and may start with an operator (`$(<=./../../limits/memory)` →
+//! `<=2048Mi`). `\$(` escapes. They depend only on the document, so they
+//! are resolved when it compiles.
 
 use serde_json::Value;
 
@@ -107,14 +109,23 @@ fn resolve_reference(reference: &str, document: &Value, path: &str) -> Result<St
             "failed to resolve {reference} at path {path}: expected path, found empty reference"
         ));
     }
+    // Kyverno joins a relative path to the field's; the root's path is
+    // empty, so from a root string the joined path stays relative and
+    // never names a field.
     let absolute = if target.starts_with('/') {
-        clean(target)
+        Some(clean(target))
     } else {
-        clean(&format!("{path}/{target}"))
+        (!path.is_empty()).then(|| clean(&format!("{path}/{target}")))
     };
-    let value = lookup(document, &absolute).ok_or_else(|| {
-        format!("failed to resolve {reference} at path {path}: no pattern field at {absolute}")
-    })?;
+    let value = absolute
+        .as_deref()
+        .and_then(|absolute| lookup(document, absolute))
+        .ok_or_else(|| {
+            format!(
+                "failed to resolve {reference} at path {path}: no field at {}",
+                absolute.as_deref().unwrap_or(target)
+            )
+        })?;
     let text = match (value, op) {
         (Value::String(s), _) => s.clone(),
         (Value::Number(n), op) if !op.is_empty() => match n.as_i64() {
@@ -209,7 +220,7 @@ mod tests {
     fn unresolvable_references_are_errors() {
         assert!(resolve(&json!({"a": "$(../missing)"}))
             .unwrap_err()
-            .contains("no pattern field"));
+            .contains("no field at"));
         assert!(resolve(&json!({"a": {"b": 1}, "c": "$(../a)"}))
             .unwrap_err()
             .contains("not resolved"));

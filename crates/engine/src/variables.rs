@@ -43,6 +43,9 @@ pub enum VarError {
         path: String,
         error: Box<QueryError>,
     },
+    /// A `$(…)` reference that does not resolve, in Kyverno's words.
+    #[error("{0}")]
+    Reference(String),
     #[error("expected string after substituting variables in key \"{0}\"")]
     KeyNotString(String),
     #[error("variables nest or repeat too deeply at path {0}")]
@@ -396,6 +399,9 @@ pub enum Document {
     Text(Template),
     List(Vec<Document>),
     Map(Vec<(Key, Document)>),
+    /// A `$(…)` reference in it could not be resolved: rendering fails
+    /// with this error (see [`Document::compile_referenced`]).
+    Unresolved(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -485,6 +491,20 @@ impl Document {
         }
     }
 
+    /// [`Document::compile`] of a root document after its `$(…)`
+    /// references are resolved against it, as Kyverno's `substituteAll`
+    /// does before it substitutes a condition's key or value or a context
+    /// variable. A reference that does not resolve fails when rendered.
+    pub fn compile_referenced(value: &impl Tree, delete: bool) -> Self {
+        if !contains_reference(value, 0) {
+            return Document::compile(value, "", delete);
+        }
+        match crate::references::resolve(&value.to_value()) {
+            Ok(resolved) => Document::compile(&resolved, "", delete),
+            Err(e) => Document::Unresolved(e),
+        }
+    }
+
     /// Expressions that do not compile, with their variable text.
     pub fn problems(&self) -> Vec<Problem> {
         let mut out = Vec::new();
@@ -494,7 +514,7 @@ impl Document {
 
     fn collect_problems(&self, out: &mut Vec<Problem>) {
         match self {
-            Document::Plain(_) => {}
+            Document::Plain(_) | Document::Unresolved(_) => {}
             Document::Text(t) => out.extend(t.problems()),
             Document::List(items) => items.iter().for_each(|d| d.collect_problems(out)),
             Document::Map(entries) => {
@@ -517,7 +537,7 @@ impl Document {
 
     fn collect_variables<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {
-            Document::Plain(_) => {}
+            Document::Plain(_) | Document::Unresolved(_) => {}
             Document::Text(t) => out.extend(t.variables()),
             Document::List(items) => items.iter().for_each(|d| d.collect_variables(out)),
             Document::Map(entries) => {
@@ -549,6 +569,7 @@ impl Document {
     pub fn render(&self, ctx: &Context) -> Result<Value, VarError> {
         match self {
             Document::Plain(v) => Ok(v.clone()),
+            Document::Unresolved(e) => Err(VarError::Reference(e.clone())),
             Document::Text(t) => {
                 let value = t.render(ctx)?;
                 // Kyverno walks into what a variable returned and
@@ -597,6 +618,22 @@ fn contains_variables(value: &impl Tree, depth: usize) -> bool {
     value.entries().is_some_and(|mut entries| {
         entries.any(|(k, v)| has_variables(k) || contains_variables(v, depth + 1))
     })
+}
+
+/// Whether a string in `value` holds a `$(` (a reference, maybe escaped).
+fn contains_reference(value: &impl Tree, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    if let Some(text) = value.text() {
+        return crate::scan::contains(text, &crate::scan::REFERENCE);
+    }
+    if let Some(mut items) = value.items() {
+        return items.any(|v| contains_reference(v, depth + 1));
+    }
+    value
+        .entries()
+        .is_some_and(|mut entries| entries.any(|(_, v)| contains_reference(v, depth + 1)))
 }
 
 /// Substitutes a document known only at run time (what a variable returned).

@@ -38,7 +38,7 @@ impl<'d> Origin<'d> {
     pub fn of(doc: &'d Document) -> Self {
         match doc {
             Document::Plain(Value::Array(_) | Value::Object(_)) => Origin::Literal,
-            Document::Plain(_) | Document::Text(_) => Origin::Float,
+            Document::Plain(_) | Document::Text(_) | Document::Unresolved(_) => Origin::Float,
             Document::List(_) | Document::Map(_) => Origin::Mixed(doc),
         }
     }
@@ -47,7 +47,7 @@ impl<'d> Origin<'d> {
     fn part(self, doc: &'d Document) -> Self {
         match doc {
             Document::Plain(_) => Origin::Literal,
-            Document::Text(_) => Origin::Float,
+            Document::Text(_) | Document::Unresolved(_) => Origin::Float,
             Document::List(_) | Document::Map(_) => Origin::Mixed(doc),
         }
     }

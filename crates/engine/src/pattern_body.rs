@@ -35,15 +35,29 @@ pub enum PatternBody<'a> {
 
 impl<'a> PatternBody<'a> {
     pub fn compile(value: &'a Json<'a>, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
+        Self::compile_under(value, path, &[], delete, diags)
+    }
+
+    /// [`PatternBody::compile`] for a pattern evaluated under autogen's pod
+    /// `template` (see [`Pattern::evaluate_within`]). Its fields' pointers
+    /// (which `{{@}}` reads) start there, as in the pattern Kyverno's
+    /// autogen writes.
+    pub fn compile_under(
+        value: &'a Json<'a>,
+        path: &str,
+        template: &'static [&'static str],
+        delete: bool,
+        diags: &mut Diagnostics,
+    ) -> Self {
         // Most patterns have neither references nor variables: compile them
         // as they are, with no copy of the pattern as a document.
         if !needs_substitution(value, 0) {
             return PatternBody::Static {
                 pattern: Pattern::compile(value, path, diags),
-                template: &[],
+                template,
             };
         }
-        Self::dynamic(value, path, delete, diags, |resolved| resolved)
+        Self::dynamic(value, path, template, delete, diags, |resolved| resolved)
     }
 
     /// A pattern kept as a document (its references resolved, then
@@ -51,6 +65,7 @@ impl<'a> PatternBody<'a> {
     fn dynamic(
         value: &Json<'_>,
         path: &str,
+        template: &'static [&'static str],
         delete: bool,
         diags: &mut Diagnostics,
         convert: impl FnOnce(Value) -> Value,
@@ -60,7 +75,8 @@ impl<'a> PatternBody<'a> {
             Ok(v) => convert(v),
             Err(e) => return PatternBody::Unresolved(e),
         };
-        let document = Document::compile(&resolved, "", delete);
+        let root: String = template.iter().map(|key| format!("/{key}")).collect();
+        let document = Document::compile(&resolved, &root, delete);
         report_problems(&document, path, diags);
         if !diags.is_quiet() {
             // Check the pattern's shape with every variable standing for `*`.
@@ -69,7 +85,7 @@ impl<'a> PatternBody<'a> {
         PatternBody::Dynamic {
             document,
             path: path.to_string(),
-            template: &[],
+            template,
         }
     }
 
@@ -83,24 +99,21 @@ impl<'a> PatternBody<'a> {
         delete: bool,
         diags: &mut Diagnostics,
     ) -> Self {
-        if !has_integers(value, 0) {
-            return Self::compile(value, path, delete, diags);
-        }
-        Self::dynamic(value, path, delete, diags, as_floats)
+        Self::compile_any_under(value, path, &[], delete, diags)
     }
 
-    /// This pattern under autogen's pod `template` (see
-    /// [`Pattern::evaluate_within`]).
-    pub fn within(self, template: &'static [&'static str]) -> Self {
-        match self {
-            PatternBody::Static { pattern, .. } => PatternBody::Static { pattern, template },
-            PatternBody::Dynamic { document, path, .. } => PatternBody::Dynamic {
-                document,
-                path,
-                template,
-            },
-            unresolved @ PatternBody::Unresolved(_) => unresolved,
+    /// [`PatternBody::compile_any`] under autogen's pod `template`.
+    pub fn compile_any_under(
+        value: &'a Json<'a>,
+        path: &str,
+        template: &'static [&'static str],
+        delete: bool,
+        diags: &mut Diagnostics,
+    ) -> Self {
+        if !has_integers(value, 0) {
+            return Self::compile_under(value, path, template, delete, diags);
         }
+        Self::dynamic(value, path, template, delete, diags, as_floats)
     }
 
     /// The outcome of a pattern without variables; `None` for the others.

@@ -148,19 +148,86 @@ fn variable_text(span: &str) -> (String, bool) {
     }
 }
 
-/// The JMESPath `{{@}}` stands for: the current leaf's path in the
-/// resource, from a pattern path such as `/spec/containers/0/name`.
+/// The JMESPath `{{@}}` stands for, from the pointer of the string that
+/// holds it, as Kyverno builds it: the pointer's parts after any `foreach`,
+/// less two more (which Kyverno meant for `validate.pattern`, though the
+/// pointer starts inside the pattern), under `request.object`. So
+/// `/spec/containers/0/name` reads `request.object[0].name`, and a pointer
+/// of two parts or fewer the whole object.
 fn at_path(pointer: &str) -> String {
+    let parts = pointer_parts(pointer);
+    let after_foreach = parts
+        .iter()
+        .position(|p| p == "foreach")
+        .map_or(0, |i| i + 1);
+    let rest = parts.get(after_foreach..).unwrap_or_default();
+    let rest = if rest.len() > 2 {
+        rest.get(2..).unwrap_or_default()
+    } else {
+        &[]
+    };
     let mut out = String::from("request.object");
-    for segment in pointer.split('/').filter(|s| !s.is_empty()) {
-        if segment.chars().all(|c| c.is_ascii_digit()) {
-            out.push_str(&format!("[{segment}]"));
-        } else {
-            out.push('.');
-            out.push_str(segment);
+    for part in rest {
+        if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(part);
+            out.push(']');
+            continue;
         }
+        out.push('.');
+        let mut chars = part.chars();
+        let plain = chars
+            .next()
+            .is_some_and(|c| c == '(' || c == '_' || c.is_ascii_alphabetic())
+            && chars.all(|c| c == ')' || c == '_' || c.is_ascii_alphanumeric());
+        if plain {
+            out.push_str(part);
+            continue;
+        }
+        out.push('"');
+        for c in part.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
     }
     out
+}
+
+/// Kyverno's `jsonpointer.ParsePath`: parts split on `/`, a backslash
+/// escaping the next character, empty parts dropped.
+fn pointer_parts(pointer: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut escaped = false;
+    for c in pointer.chars() {
+        match c {
+            c if escaped => {
+                part.push(c);
+                escaped = false;
+            }
+            '\\' => escaped = true,
+            '/' => {
+                if !part.is_empty() {
+                    parts.push(std::mem::take(&mut part));
+                }
+            }
+            c => part.push(c),
+        }
+    }
+    if !part.is_empty() {
+        parts.push(part);
+    }
+    parts
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -147,12 +147,47 @@ fn documents_substitute_keys_and_values() {
 }
 
 #[test]
-fn at_sign_reads_the_current_pattern_path() {
-    let ctx = Context::from_value(
-        json!({"request": {"object": {"spec": {"containers": [{"name": "c1"}]}}}}),
-    );
-    let t = Template::compile("{{@}}", "/spec/containers/0/name", false);
-    assert_eq!(t.render(&ctx), Ok(json!("c1")));
+fn at_sign_reads_the_path_kyverno_builds() {
+    // Kyverno skips two parts of the pointer (meant for `validate.pattern`,
+    // though the pointer starts inside the pattern) and any up to `foreach`.
+    let cases = [
+        (
+            "two_parts_are_the_whole_object",
+            "/spec/kind",
+            "request.object",
+        ),
+        (
+            "three_parts_keep_the_last",
+            "/metadata/labels/app",
+            "request.object.app",
+        ),
+        (
+            "indices_in_brackets",
+            "/spec/containers/0/name",
+            "request.object[0].name",
+        ),
+        (
+            "after_foreach",
+            "/validate/foreach/0/spec/x/y",
+            "request.object.x.y",
+        ),
+        (
+            "anchors_stay_plain",
+            "/a/b/=(c)/(d)",
+            "request.object.\"=(c)\".(d)",
+        ),
+        (
+            "other_names_quoted",
+            "/a/b/metadata/labels/app.kubernetes.io\\/name",
+            "request.object.metadata.labels.\"app.kubernetes.io/name\"",
+        ),
+    ];
+    for (name, pointer, want) in cases {
+        assert_eq!(at_path(pointer), want, "{name}");
+    }
+    let ctx = Context::from_value(json!({"request": {"object": {"app": "web"}}}));
+    let t = Template::compile("{{@}}", "/metadata/labels/app", false);
+    assert_eq!(t.render(&ctx), Ok(json!("web")));
 }
 
 /// The expression inside a span, as Kyverno's `replaceBracesAndTrimSpaces`

@@ -176,6 +176,22 @@ fn what_variables_copy_out_of_the_request_is_limited() {
     );
 }
 
+#[test]
+fn what_context_entries_add_is_limited() {
+    // A foreach whose entry copies a 100 KB annotation per element: 30
+    // elements load 3 MB of context, past Kyverno's 2 MiB.
+    let mut request = pod(json!({"containers": [], "items": vec![json!({}); 30]}));
+    request["object"]["metadata"]["annotations"] = json!({"big": "b".repeat(100_000)});
+    let payload = json!({"request": request, "settings": enforce(json!({"foreach": [{
+        "list": "request.object.spec.items",
+        "context": [{"name": "copy", "variable": {"jmesPath": "request.object.metadata.annotations.big"}}],
+        "deny": {"conditions": {"any": [{"key": "{{ length(copy) }}", "operator": "Equals", "value": 0}]}}}]}))});
+    rejected_with(
+        &respond(&payload.to_string()),
+        "context size limit exceeded",
+    );
+}
+
 /// A Pod whose `spec.items` lists `n` small maps, against one `foreach`
 /// over that list.
 fn foreach_over_items(n: usize, each: Value) -> String {

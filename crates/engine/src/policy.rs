@@ -324,30 +324,6 @@ mod tests {
         );
     }
 
-    /// Kyverno's `ResourceDescription.Validate` for a namespaced Policy.
-    #[test]
-    fn a_namespaced_policy_cannot_filter_by_namespace() {
-        let rule = json!({"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": ["a"]}}]},
-            "exclude": {"resources": {"namespaces": ["b"]}}, "validate": {"deny": {}}});
-        let mut policy = manifest("kyverno.io/v1", "Policy", json!({"rules": [rule.clone()]}));
-        policy["metadata"]["namespace"] = json!("team-a");
-        let got: Vec<String> = check(&Json::borrow(&policy))
-            .into_errors()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        let message = "a namespaced `Policy` applies only in its own namespace: it cannot filter by namespace";
-        assert_eq!(
-            got,
-            vec![
-                format!("spec.rules[0].match.any[0].resources.namespaces: {message}"),
-                format!("spec.rules[0].exclude.resources.namespaces: {message}"),
-            ]
-        );
-        let cluster_policy = manifest("kyverno.io/v1", "ClusterPolicy", json!({"rules": [rule]}));
-        assert!(check(&Json::borrow(&cluster_policy)).is_empty());
-    }
-
     #[test]
     fn other_kinds_are_rejected_saying_what_was_given() {
         let spec = json!({"rules": [pod_rule(json!({"pattern": {}}))]});

@@ -612,52 +612,10 @@ pub fn parse<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Poli
     if parsed.policy_namespace.is_none() {
         parsed.policy_namespace = namespace;
     }
-    if parsed.policy_namespace.is_some() {
-        check_namespaced(&parsed.rules, diags);
-    }
     if parsed.autogen_controllers.is_none() {
         parsed.autogen_controllers = autogen;
     }
     Some(parsed)
-}
-
-/// Kyverno's `ResourceDescription.Validate` in a namespaced Policy: it
-/// applies in its own namespace only, so no filter may name namespaces.
-fn check_namespaced(rules: &[Rule<'_>], diags: &mut Diagnostics) {
-    for rule in rules {
-        let blocks = [
-            ("match", Some(&rule.match_resources)),
-            ("exclude", rule.exclude.as_ref()),
-        ];
-        for (block, resources) in blocks {
-            let Some(resources) = resources else { continue };
-            let filters = resources
-                .any
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (format!("any[{i}]."), f))
-                .chain(
-                    resources
-                        .all
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| (format!("all[{i}]."), f)),
-                )
-                .chain(resources.legacy.iter().map(|f| (String::new(), f.as_ref())));
-            for (at, filter) in filters {
-                if filter
-                    .resources
-                    .as_ref()
-                    .is_some_and(|r| !r.namespaces.is_empty())
-                {
-                    diags.push(
-                        &format!("spec.{}.{block}.{at}resources.namespaces", rule.path),
-                        "a namespaced `Policy` applies only in its own namespace: it cannot filter by namespace",
-                    );
-                }
-            }
-        }
-    }
 }
 
 /// The policy's `spec` within the settings: the settings themselves, or

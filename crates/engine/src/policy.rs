@@ -163,26 +163,6 @@ mod tests {
                 vec!["rules[0].validate.pattern.spec.replicas: operator in `>=` has no value to compare with"]),
             ("cluster_data_in_match_is_valid", json!({"rules": [{"name": "r", "match": {"any": [{"clusterRoles": ["admin"], "resources": {"kinds": ["Pod"], "namespaceSelector": {}}}]}, "validate": {"pattern": {}}}]}),
                 vec![]),
-            // Kyverno's `MatchResources.Validate` (and its filters').
-            ("match_any_and_all_together", json!({"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}], "all": [{"resources": {"kinds": ["Pod"]}}]}, "validate": {"pattern": {}}}]}),
-                vec!["rules[0].match: use either `any` or `all`, not both"]),
-            ("match_filter_problems", json!({"rules": [{"name": "r", "match": {"any": [{
-                    "resources": {"kinds": ["Pod"], "name": "a", "names": ["b"], "selector": {"matchExpressions": [
-                        {"key": "k", "operator": "NotIn", "values": []}, {"key": "k", "operator": "Exists", "values": ["v"]}]}},
-                    "subjects": [{"kind": "ServiceAccount", "name": "sa"}, {"kind": "User", "name": ""}],
-                    "roles": ["admin", "ns:r:x", "ns:reader"]}]},
-                "exclude": {"any": [{"resources": {"kinds": ["Pod"], "selector": {}}}, {"resources": {"selector": {"matchLabels": {"app": "*"}}}}]},
-                "validate": {"pattern": {}}}]}),
-                vec![
-                    "rules[0].match.any[0].resources: use either `name` or `names`, not both",
-                    "rules[0].match.any[0].resources.selector.matchExpressions[0]: needs `values` for `In` and `NotIn`",
-                    "rules[0].match.any[0].resources.selector.matchExpressions[1]: takes no `values` for `Exists` and `DoesNotExist`",
-                    "rules[0].match.any[0].subjects[0].namespace: is required for a `ServiceAccount` subject",
-                    "rules[0].match.any[0].subjects[1].name: is required",
-                    "rules[0].match.any[0].roles[0]: `admin` is not a role: write it as `namespace:name`",
-                    "rules[0].match.any[0].roles[1]: `ns:r:x` is not a role: write it as `namespace:name`",
-                    "rules[0].exclude.any[0].resources.selector: selects nothing: give `matchLabels` or `matchExpressions`",
-                ]),
             ("manifests_need_attestors", json!({"rules": [pod_rule(json!({"manifests": {}}))]}),
                 vec!["rules[0].validate.manifests.attestors: needs at least one attestor set"]),
             ("exception_needs_policy_name", json!({"rules": [pod_rule(json!({"pattern": {}}))],

@@ -13,7 +13,6 @@ use serde_json::Value;
 use crate::json::{same_key, Json, JsonCow, Map};
 
 use crate::diagnostics::{index_path, key_path, Diagnostics};
-use crate::wildcard::has_wildcard;
 
 /// What happens to a request that violates a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1335,9 +1334,6 @@ fn parse_match(
     };
     let any = filters("any", diags);
     let all = filters("all", diags);
-    if !any.is_empty() && !all.is_empty() {
-        diags.push(path, "use either `any` or `all`, not both");
-    }
     let has_legacy = LEGACY.iter().any(|k| f.get(k).is_some());
     if has_legacy && (f.get("any").is_some() || f.get("all").is_some()) {
         diags.push(
@@ -1382,25 +1378,16 @@ fn parse_filter(f: &Fields<'_>, diags: &mut Diagnostics) -> ResourceFilter {
                 );
             }
         }
-        let name = r.string("name", diags).filter(|n| !n.is_empty());
-        let names = r.strings("names", diags);
-        if name.is_some() && !names.is_empty() {
-            diags.push(&p, "use either `name` or `names`, not both");
-        }
-        let selector = r
-            .get("selector")
-            .and_then(|v| parse_selector(v, &r.path("selector"), diags));
-        if let Some(selector) = &selector {
-            check_requirements(selector, &r.path("selector"), diags);
-        }
         Some(ResourceDescription {
             kinds: r.strings("kinds", diags),
-            name,
-            names,
+            name: r.string("name", diags).filter(|n| !n.is_empty()),
+            names: r.strings("names", diags),
             namespaces: r.strings("namespaces", diags),
             operations,
             annotations: r.string_map("annotations", diags),
-            selector,
+            selector: r
+                .get("selector")
+                .and_then(|v| parse_selector(v, &r.path("selector"), diags)),
             namespace_selector: r
                 .get("namespaceSelector")
                 .and_then(|v| parse_selector(v, &r.path("namespaceSelector"), diags)),
@@ -1418,38 +1405,17 @@ fn parse_filter(f: &Fields<'_>, diags: &mut Diagnostics) -> ResourceFilter {
                     format!("must be `User`, `Group` or `ServiceAccount`, not `{kind}`"),
                 );
             }
-            let name = s.string("name", diags).unwrap_or_default();
-            if name.is_empty() {
-                diags.push(&s.path("name"), "is required");
-            }
-            let namespace = s.string("namespace", diags);
-            if kind == "ServiceAccount" && namespace.as_deref().is_none_or(str::is_empty) {
-                diags.push(
-                    &s.path("namespace"),
-                    "is required for a `ServiceAccount` subject",
-                );
-            }
             Some(Subject {
                 kind,
-                name,
-                namespace,
+                name: s.string("name", diags).unwrap_or_default(),
+                namespace: s.string("namespace", diags),
             })
         })
         .collect();
-    let roles = f.strings("roles", diags);
-    for (i, role) in roles.iter().enumerate() {
-        // Kyverno splits on every `:` and wants exactly two parts.
-        if role.split(':').count() != 2 {
-            diags.push(
-                &index_path(&f.path("roles"), i),
-                format!("`{role}` is not a role: write it as `namespace:name`"),
-            );
-        }
-    }
     ResourceFilter {
         resources,
         subjects,
-        roles,
+        roles: f.strings("roles", diags),
         cluster_roles: f.strings("clusterRoles", diags),
     }
 }
@@ -1482,38 +1448,6 @@ fn parse_selector(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Opti
         match_labels: f.string_map("matchLabels", diags),
         match_expressions,
     })
-}
-
-/// Kyverno's `ResourceDescription.Validate` of a `selector` without
-/// wildcards: Kubernetes' `LabelSelectorAsSelector` must accept it and it
-/// must require something.
-fn check_requirements(selector: &LabelSelector, path: &str, diags: &mut Diagnostics) {
-    let wildcards = selector
-        .match_labels
-        .iter()
-        .any(|(k, v)| has_wildcard(k) || has_wildcard(v));
-    if wildcards {
-        return;
-    }
-    if selector.match_labels.is_empty() && selector.match_expressions.is_empty() {
-        diags.push(
-            path,
-            "selects nothing: give `matchLabels` or `matchExpressions`",
-        );
-    }
-    for (i, e) in selector.match_expressions.iter().enumerate() {
-        let set = matches!(e.operator.as_str(), "In" | "NotIn");
-        let exists = matches!(e.operator.as_str(), "Exists" | "DoesNotExist");
-        let problem = if set && e.values.is_empty() {
-            "needs `values` for `In` and `NotIn`"
-        } else if exists && !e.values.is_empty() {
-            "takes no `values` for `Exists` and `DoesNotExist`"
-        } else {
-            continue;
-        };
-        let at = index_path(&key_path(path, "matchExpressions"), i);
-        diags.push(&at, problem);
-    }
 }
 
 const BODY_KEYS: &[&str] = &[

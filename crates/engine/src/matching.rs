@@ -335,7 +335,10 @@ fn annotations_match(
 }
 
 /// A label selector, with Kyverno's wildcards in `matchLabels` (a wildcard
-/// pair must be matched by some label; `matchExpressions` are exact).
+/// pair must be matched by some label; `matchExpressions` are exact). A
+/// selector Kubernetes' `LabelSelectorAsSelector` refuses (`In` or `NotIn`
+/// without values, `Exists` or `DoesNotExist` with some) matches nothing,
+/// as Kyverno's `CheckSelector` fails it.
 pub fn selector_matches(
     selector: &LabelSelector,
     labels: Option<&serde_json::Map<String, Value>>,
@@ -353,11 +356,12 @@ pub fn selector_matches(
     pairs_hold
         && selector.match_expressions.iter().all(|e| {
             let value = label(&e.key);
+            let listed = !e.values.is_empty();
             match e.operator.as_str() {
-                "In" => value.is_some_and(|v| e.values.iter().any(|x| x == v)),
-                "NotIn" => value.is_none_or(|v| !e.values.iter().any(|x| x == v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
+                "In" => listed && value.is_some_and(|v| e.values.iter().any(|x| x == v)),
+                "NotIn" => listed && value.is_none_or(|v| !e.values.iter().any(|x| x == v)),
+                "Exists" => !listed && value.is_some(),
+                "DoesNotExist" => !listed && value.is_none(),
                 _ => false,
             }
         })
@@ -663,6 +667,22 @@ mod tests {
                 "selector_does_not_exist",
                 any(
                     json!({"selector": {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}}),
+                ),
+                false,
+            ),
+            // Kubernetes refuses these selectors; Kyverno's CheckSelector
+            // then fails them, even where the label would pass.
+            (
+                "selector_not_in_without_values",
+                any(
+                    json!({"selector": {"matchExpressions": [{"key": "team", "operator": "NotIn", "values": []}]}}),
+                ),
+                false,
+            ),
+            (
+                "selector_exists_with_values",
+                any(
+                    json!({"selector": {"matchExpressions": [{"key": "tier", "operator": "Exists", "values": ["front"]}]}}),
                 ),
                 false,
             ),

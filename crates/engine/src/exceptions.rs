@@ -10,7 +10,7 @@ use crate::conditions::CompiledConditions;
 use crate::context::Context;
 use crate::diagnostics::Diagnostics;
 use crate::json::Json;
-use crate::matching::{rule_applies, selects_by_namespace_labels, selects_by_roles, Target};
+use crate::matching::{exception_applies, selects_by_namespace_labels, selects_by_roles, Target};
 use crate::request::AdmissionRequest;
 use crate::roles::{self, Roles};
 use crate::settings::{parse_exception, PodSecurityExclude, PolicyException};
@@ -64,7 +64,7 @@ fn needs_roles(exception: &PolicyException) -> bool {
 
 /// Whether the exception's `match` selects the request.
 fn selects(exception: &PolicyException, target: &Target<'_>) -> bool {
-    rule_applies(&exception.match_resources, None, target)
+    exception_applies(&exception.match_resources, target)
 }
 
 /// Of exceptions whose `match` selected the request, those whose
@@ -274,6 +274,58 @@ mod tests {
             if selected {
                 assert_eq!(!held.is_empty(), exempt, "{name}");
             }
+        }
+    }
+
+    /// Kyverno's `checkMatchesResources` differs from rule matching.
+    #[test]
+    fn exception_match_reads_as_kyvernos_check_matches_resources() {
+        let matching = |filter: Value| {
+            exception(
+                json!({"exceptions": [{"policyName": "p", "ruleNames": ["r"]}],
+                "match": {"any": [filter]}}),
+            )
+        };
+        let request = |kind: &str, operation: &str, user: &str| {
+            json!({"operation": operation, "namespace": "delta", "userInfo": {"username": user},
+                "kind": {"group": "", "version": "v1", "kind": kind},
+                "object": {"apiVersion": "v1", "kind": kind, "metadata": {"name": "x"}}})
+        };
+        let cases = [
+            (
+                "operations_are_not_checked",
+                matching(json!({"resources": {"kinds": ["Pod"], "operations": ["DELETE"]}})),
+                request("Pod", "CREATE", "alice"),
+                true,
+            ),
+            (
+                "subjects_hold_without_a_requester",
+                matching(
+                    json!({"subjects": [{"kind": "User", "name": "bob"}], "resources": {"kinds": ["Pod"]}}),
+                ),
+                request("Pod", "CREATE", ""),
+                false,
+            ),
+            (
+                "a_namespace_selector_passes_for_a_namespace",
+                matching(
+                    json!({"resources": {"kinds": ["Namespace"], "namespaceSelector": {"matchLabels": {"a": "b"}}}}),
+                ),
+                request("Namespace", "CREATE", "alice"),
+                true,
+            ),
+            (
+                "an_empty_match_selects_nothing",
+                exception(
+                    json!({"exceptions": [{"policyName": "p", "ruleNames": ["r"]}], "match": {}}),
+                ),
+                request("Pod", "CREATE", "alice"),
+                false,
+            ),
+        ];
+        for (name, e, req, want) in cases {
+            let view = AdmissionRequest::new(&req);
+            assert_eq!(selects(&e, &Target::new(&view)), want, "{name}");
         }
     }
 

@@ -216,14 +216,37 @@ fn match_selects(filter: &ResourceFilter, target: &Target<'_>) -> bool {
     }
 }
 
+/// A PolicyException's `match`, as Kyverno's `checkMatchesResources`
+/// reads it: `any` or `all` of its filters, each read as a rule's except
+/// that `operations` are not checked, the user criteria hold even without
+/// a requester, and a `namespaceSelector` passes for a Namespace.
+pub fn exception_applies(match_resources: &MatchResources, target: &Target<'_>) -> bool {
+    let selects =
+        |f: &ResourceFilter| filter_selects_by(f, target, |d| description_holds(d, target, true));
+    if !match_resources.any.is_empty() {
+        match_resources.any.iter().any(selects)
+    } else {
+        !match_resources.all.is_empty() && match_resources.all.iter().all(selects)
+    }
+}
+
 /// One filter: every attribute it sets must hold (an empty filter never
 /// matches, as in Kyverno: "match cannot be empty").
 fn filter_selects(filter: &ResourceFilter, target: &Target<'_>) -> bool {
+    filter_selects_by(filter, target, |d| description_selects(d, target))
+}
+
+/// [`filter_selects`] with `describe` deciding the resource description.
+fn filter_selects_by(
+    filter: &ResourceFilter,
+    target: &Target<'_>,
+    describe: impl Fn(&ResourceDescription) -> bool,
+) -> bool {
     if is_empty(filter) {
         return false;
     }
     if let Some(description) = &filter.resources {
-        if !description_selects(description, target) {
+        if !describe(description) {
             return false;
         }
     }
@@ -243,6 +266,13 @@ fn description_selects(d: &ResourceDescription, target: &Target<'_>) -> bool {
     if !d.operations.is_empty() && !d.operations.iter().any(|op| op == target.operation) {
         return false;
     }
+    description_holds(d, target, false)
+}
+
+/// A resource description but its `operations`. `for_exception`: a
+/// `namespaceSelector` passes for a Namespace (Kyverno's exceptions skip
+/// it there; its rules fail it).
+fn description_holds(d: &ResourceDescription, target: &Target<'_>, for_exception: bool) -> bool {
     if !d.kinds.is_empty() && !check_kind(&d.kinds, &target.gvk, target.sub_resource) {
         return false;
     }
@@ -277,9 +307,12 @@ fn description_selects(d: &ResourceDescription, target: &Target<'_>) -> bool {
     if let Some(selector) = &d.namespace_selector {
         // Kyverno: "namespace selector is not applicable for namespace
         // resource"; other objects are selected by their Namespace's labels.
-        if target.object_kind == "Namespace"
-            || !selector_matches(selector, target.namespace_labels.as_ref())
-        {
+        let holds = if target.object_kind == "Namespace" {
+            for_exception
+        } else {
+            selector_matches(selector, target.namespace_labels.as_ref())
+        };
+        if !holds {
             return false;
         }
     }

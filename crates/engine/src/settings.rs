@@ -1126,7 +1126,20 @@ pub fn parse_exception(
         );
     }
     let match_resources = match spec.get("match") {
-        Some(v) => parse_match(v, &spec.path("match"), false, diags),
+        // Kyverno's exception `match` has only `any` and `all`, and one with
+        // neither (`match: {}`) selects nothing.
+        Some(v) => {
+            let path = spec.path("match");
+            for key in ["resources", "subjects", "roles", "clusterRoles"] {
+                if v.get(key).is_some() {
+                    diags.push(
+                        &key_path(&path, key),
+                        "a PolicyException's `match` takes only `any` and `all`",
+                    );
+                }
+            }
+            parse_match(v, &path, true, diags)
+        }
         None => {
             diags.push(
                 &spec.path("match"),

@@ -188,13 +188,14 @@ pub(crate) fn call<'a>(func: Func, args: &[Value<'a>]) -> Result<Value<'a>, Eval
         }
         (Func::ContainsCidr, [Value::Cidr(c), other]) => {
             let other = cidr_arg(other)?;
-            // Kubernetes compares the masked prefix with the other
-            // prefix's address as written (not masked).
+            // Kubernetes: `Overlaps(other) && bits <= other.bits`, that is
+            // the other prefix, masked to this one's length, is this one.
             let same = c.masked()
                 == Cidr {
                     addr: other.addr,
                     bits: c.bits,
-                };
+                }
+                .masked();
             Ok(Value::Bool(same && c.bits <= other.bits))
         }
         _ => Err(fail()),
@@ -275,7 +276,10 @@ mod tests {
             ("other_family", "cidr('0.0.0.0/0').containsIP(ip('::1'))", "false"),
             ("contains_cidr", "cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/25'))", "true"),
             ("wider_not_contained", "cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')", "false"),
-            ("unaligned_as_kubernetes", "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", "false"),
+            ("narrower_inside", "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", "true"),
+            ("a_host_inside", "cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.1/32'))", "true"),
+            ("narrower_outside", "cidr('10.0.0.0/8').containsCIDR('11.1.0.0/16')", "false"),
+            ("other_family", "cidr('::/0').containsCIDR('10.0.0.0/8')", "false"),
             ("ip", "string(cidr('192.168.0.1/24').ip())", "192.168.0.1"),
             ("masked", "cidr('192.168.1.1/24').masked() == cidr('192.168.1.0/24')", "true"),
             ("masked_6", "string(cidr('2001:db8:1::/32').masked())", "2001:db8::/32"),

@@ -23,6 +23,9 @@ pub(crate) fn call<'a>(func: Func, args: &[Value<'a>]) -> Result<Value<'a>, Eval
 }
 
 /// The zero values `optional.ofNonZeroValue` treats as absent.
+/// 0001-01-01T00:00:00Z in Unix seconds.
+const GO_ZERO_TIME: i64 = -62_135_596_800;
+
 fn is_zero(v: &Value<'_>) -> bool {
     match v {
         Value::Null => true,
@@ -33,7 +36,8 @@ fn is_zero(v: &Value<'_>) -> bool {
         Value::String(s) => s.is_empty(),
         Value::Bytes(b) => b.is_empty(),
         Value::Duration(d) => *d == 0,
-        Value::Timestamp(t) => t.secs == 0 && t.nanos == 0,
+        // Go's zero `time.Time`: year 1, not the Unix epoch.
+        Value::Timestamp(t) => t.secs == GO_ZERO_TIME && t.nanos == 0,
         Value::Optional(o) => o.is_none(),
         other => match (other.as_list(), other.as_map()) {
             (Some(l), _) => l.len() == 0,
@@ -121,6 +125,17 @@ mod tests {
             (
                 "of_non_zero_value",
                 "optional.ofNonZeroValue([1]).hasValue()",
+                "true",
+            ),
+            // Go's zero time is year 1; the Unix epoch is a value.
+            (
+                "of_non_zero_value_go_zero_time",
+                "optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00Z')).hasValue()",
+                "false",
+            ),
+            (
+                "of_non_zero_value_epoch",
+                "optional.ofNonZeroValue(timestamp('1970-01-01T00:00:00Z')).hasValue()",
                 "true",
             ),
             ("on_non_container_is_none", "'abc'.?x.hasValue()", "false"),

@@ -1003,6 +1003,15 @@ impl<'s> Parser<'s> {
         } else {
             None
         };
+        // cel-go's macros keep their fold's accumulator under this name.
+        for v in std::iter::once(var).chain(var2) {
+            if self.text(v) == "__result__" {
+                return Err(self.check_error(
+                    at,
+                    "iteration variable overwrites accumulator variable".into(),
+                ));
+            }
+        }
         let filter = if filter { Some(next(self)?) } else { None };
         let body = next(self)?;
         let words = Comprehension {
@@ -1406,6 +1415,13 @@ mod tests {
             "error: at line 1, column 3: duplicate variable name: v"
         );
         assert_eq!(parsed("l.all(int, int)"), "All(l, int, type:int)");
+        for expr in ["l.map(__result__, 1)", "l.all(i, __result__, true)"] {
+            assert!(
+                parsed(expr).ends_with("iteration variable overwrites accumulator variable"),
+                "{expr}: {}",
+                parsed(expr)
+            );
+        }
     }
 
     #[test]

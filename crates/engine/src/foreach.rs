@@ -162,6 +162,7 @@ impl<'a> Each<'a> {
             ForeachBody::Pattern(v) => Body::Pattern(PatternBody::compile(
                 v,
                 &diags.key_path(path, "pattern"),
+                &[],
                 delete,
                 diags,
             )),
@@ -171,7 +172,13 @@ impl<'a> Each<'a> {
                     vs.iter()
                         .enumerate()
                         .map(|(i, v)| {
-                            PatternBody::compile_any(v, &diags.index_path(&p, i), delete, diags)
+                            PatternBody::compile_any(
+                                v,
+                                &diags.index_path(&p, i),
+                                &[],
+                                delete,
+                                diags,
+                            )
                         })
                         .collect(),
                 )

@@ -34,15 +34,11 @@ pub enum PatternBody<'a> {
 }
 
 impl<'a> PatternBody<'a> {
-    pub fn compile(value: &'a Json<'a>, path: &str, delete: bool, diags: &mut Diagnostics) -> Self {
-        Self::compile_under(value, path, &[], delete, diags)
-    }
-
-    /// [`PatternBody::compile`] for a pattern evaluated under autogen's pod
-    /// `template` (see [`Pattern::evaluate_within`]). Its fields' pointers
-    /// (which `{{@}}` reads) start there, as in the pattern Kyverno's
-    /// autogen writes.
-    pub fn compile_under(
+    /// Compiles the pattern found at settings `path`. `template`: the pod
+    /// template autogen evaluates it under (see [`Pattern::evaluate_within`]),
+    /// empty for a Pod's; its fields' pointers (which `{{@}}` reads) start
+    /// there, as in the pattern Kyverno's autogen writes.
+    pub fn compile(
         value: &'a Json<'a>,
         path: &str,
         template: &'static [&'static str],
@@ -96,22 +92,12 @@ impl<'a> PatternBody<'a> {
     pub fn compile_any(
         value: &'a Json<'a>,
         path: &str,
-        delete: bool,
-        diags: &mut Diagnostics,
-    ) -> Self {
-        Self::compile_any_under(value, path, &[], delete, diags)
-    }
-
-    /// [`PatternBody::compile_any`] under autogen's pod `template`.
-    pub fn compile_any_under(
-        value: &'a Json<'a>,
-        path: &str,
         template: &'static [&'static str],
         delete: bool,
         diags: &mut Diagnostics,
     ) -> Self {
         if !has_integers(value, 0) {
-            return Self::compile_under(value, path, template, delete, diags);
+            return Self::compile(value, path, template, delete, diags);
         }
         Self::dynamic(value, path, template, delete, diags, as_floats)
     }
@@ -343,9 +329,9 @@ mod tests {
             for (any, want) in [(false, as_pattern), (true, as_any)] {
                 let mut diags = Diagnostics::default();
                 let body = if any {
-                    PatternBody::compile_any(&json, "p", false, &mut diags)
+                    PatternBody::compile_any(&json, "p", &[], false, &mut diags)
                 } else {
-                    PatternBody::compile(&json, "p", false, &mut diags)
+                    PatternBody::compile(&json, "p", &[], false, &mut diags)
                 };
                 assert!(diags.is_empty(), "{name}");
                 let resolved = body.resolve(&ctx).unwrap();

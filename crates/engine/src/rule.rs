@@ -184,14 +184,14 @@ pub fn compile_body<'a>(
             })
         }
         ValidationBody::Pattern(v) => {
-            Body::Pattern(PatternBody::compile_under(v, path, template, delete, diags))
+            Body::Pattern(PatternBody::compile(v, path, template, delete, diags))
         }
         ValidationBody::AnyPattern(vs) => Body::AnyPattern(
             vs.iter()
                 .enumerate()
                 .map(|(i, v)| {
                     let at = diags.index_path(path, i);
-                    PatternBody::compile_any_under(v, &at, template, delete, diags)
+                    PatternBody::compile_any(v, &at, template, delete, diags)
                 })
                 .collect(),
         ),

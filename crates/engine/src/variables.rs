@@ -526,7 +526,7 @@ impl Tree for Json<'_> {
 impl Document {
     /// Compiles `value` found at pointer `path` (`""` for a root).
     pub fn compile(value: &impl Tree, path: &str, delete: bool) -> Self {
-        if !contains_variables(value, 0) {
+        if !contains_variables(value) {
             return Document::Plain(value.to_value());
         }
         if let Some(text) = value.text() {
@@ -563,7 +563,7 @@ impl Document {
     /// does before it substitutes a condition's key or value or a context
     /// variable. A reference that does not resolve fails when rendered.
     pub fn compile_referenced(value: &impl Tree, delete: bool) -> Self {
-        if !contains_reference(value, 0) {
+        if !contains_reference(value) {
             return Document::compile(value, "", delete);
         }
         match crate::references::resolve(&value.to_value()) {
@@ -672,35 +672,54 @@ impl Document {
     }
 }
 
-fn contains_variables(value: &impl Tree, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
-        return false;
-    }
-    if let Some(text) = value.text() {
-        return has_variables(text);
-    }
-    if let Some(mut items) = value.items() {
-        return items.any(|v| contains_variables(v, depth + 1));
-    }
-    value.entries().is_some_and(|mut entries| {
-        entries.any(|(k, v)| has_variables(k) || contains_variables(v, depth + 1))
-    })
+fn contains_variables(value: &impl Tree) -> bool {
+    any_text(
+        value,
+        0,
+        &Scan {
+            keys: true,
+            deep: false,
+            test: has_variables,
+        },
+    )
 }
 
-/// Whether a string in `value` holds a `$(` (a reference, maybe escaped).
-fn contains_reference(value: &impl Tree, depth: usize) -> bool {
+/// Whether a string in `value` holds a `$(` (a reference, maybe escaped);
+/// too deep a document counts, for resolving it to say so.
+fn contains_reference(value: &impl Tree) -> bool {
+    let reference = |text: &str| crate::scan::contains(text, &crate::scan::REFERENCE);
+    any_text(
+        value,
+        0,
+        &Scan {
+            keys: false,
+            deep: true,
+            test: reference,
+        },
+    )
+}
+
+/// What [`any_text`] looks for: strings (and with `keys` map keys) that
+/// pass `test`; `deep` answers past [`MAX_DEPTH`] levels.
+struct Scan<F> {
+    keys: bool,
+    deep: bool,
+    test: F,
+}
+
+fn any_text(value: &impl Tree, depth: usize, scan: &Scan<impl Fn(&str) -> bool>) -> bool {
     if depth > MAX_DEPTH {
-        return true;
+        return scan.deep;
     }
     if let Some(text) = value.text() {
-        return crate::scan::contains(text, &crate::scan::REFERENCE);
+        return (scan.test)(text);
     }
     if let Some(mut items) = value.items() {
-        return items.any(|v| contains_reference(v, depth + 1));
+        return items.any(|v| any_text(v, depth + 1, scan));
     }
-    value
-        .entries()
-        .is_some_and(|mut entries| entries.any(|(_, v)| contains_reference(v, depth + 1)))
+    value.entries().is_some_and(|mut entries| {
+        entries.any(|(k, v)| (scan.keys && (scan.test)(k)) || any_text(v, depth + 1, scan))
+    })
 }
 
 /// Substitutes a document known only at run time (what a variable returned).
@@ -713,7 +732,7 @@ pub fn substitute_dynamic(
     if depth > MAX_DEPTH {
         return Err(VarError::TooDeep(path.to_string()));
     }
-    if !contains_variables(&value, 0) {
+    if !contains_variables(&value) {
         return Ok(value);
     }
     match value {

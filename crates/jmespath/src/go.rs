@@ -113,102 +113,88 @@ pub fn json(value: &Value) -> String {
     out
 }
 
-/// The length of [`json`]'s text, counted without writing it.
+/// The length of [`json`]'s text, counted without keeping it.
 pub fn json_len(value: &Value) -> usize {
-    match value {
-        Value::Null => 4,
-        Value::Bool(b) => {
-            if *b {
-                4
-            } else {
-                5
-            }
-        }
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => i.to_string().len(),
-            None => json_float(n.as_f64().unwrap_or(0.0)).len(),
-        },
-        Value::String(s) => json_string_len(s),
-        Value::Array(items) => items
-            .iter()
-            .fold(2 + items.len().saturating_sub(1), |n, item| {
-                n.saturating_add(json_len(item))
-            }),
-        Value::Object(map) => map
-            .iter()
-            .fold(2 + map.len().saturating_sub(1), |n, (k, v)| {
-                n.saturating_add(json_string_len(k) + 1)
-                    .saturating_add(json_len(v))
-            }),
+    let mut count = Count(0);
+    write_json(value, &mut count);
+    count.0
+}
+
+/// Where [`write_json`] writes: a string, or a count of its bytes.
+trait Sink {
+    fn put(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, text: &str) {
+        self.push_str(text);
     }
 }
 
-fn json_string_len(s: &str) -> usize {
-    s.chars().fold(2, |n, c| {
-        n + match c {
-            '"' | '\\' | '\n' | '\r' | '\t' => 2,
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => 6,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf8(),
-        }
-    })
+struct Count(usize);
+
+impl Sink for Count {
+    fn put(&mut self, text: &str) {
+        self.0 = self.0.saturating_add(text.len());
+    }
 }
 
-fn write_json(value: &Value, out: &mut String) {
+fn write_json(value: &Value, out: &mut impl Sink) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Null => out.put("null"),
+        Value::Bool(b) => out.put(if *b { "true" } else { "false" }),
         Value::Number(n) => match n.as_i64() {
-            Some(i) => out.push_str(&i.to_string()),
-            None => out.push_str(&json_float(n.as_f64().unwrap_or(0.0))),
+            Some(i) => out.put(&i.to_string()),
+            None => out.put(&json_float(n.as_f64().unwrap_or(0.0))),
         },
         Value::String(s) => write_json_string(s, out),
         Value::Array(items) => {
-            out.push('[');
+            out.put("[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
                 write_json(item, out);
             }
-            out.push(']');
+            out.put("]");
         }
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
+            out.put("{");
             for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
                 write_json_string(k, out);
-                out.push(':');
+                out.put(":");
                 write_json(v, out);
             }
-            out.push('}');
+            out.put("}");
         }
     }
 }
 
-fn write_json_string(s: &str, out: &mut String) {
-    out.push('"');
+fn write_json_string(s: &str, out: &mut impl Sink) {
+    out.put("\"");
+    let mut buf = [0u8; 4];
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+            '"' => out.put("\\\""),
+            '\\' => out.put("\\\\"),
+            '\n' => out.put("\\n"),
+            '\r' => out.put("\\r"),
+            '\t' => out.put("\\t"),
+            '<' => out.put("\\u003c"),
+            '>' => out.put("\\u003e"),
+            '&' => out.put("\\u0026"),
+            '\u{2028}' => out.put("\\u2028"),
+            '\u{2029}' => out.put("\\u2029"),
+            c if (c as u32) < 0x20 => out.put(&format!("\\u{:04x}", c as u32)),
+            c => out.put(c.encode_utf8(&mut buf)),
         }
     }
-    out.push('"');
+    out.put("\"");
 }
 
 /// Go's `path.Clean` (and `filepath.Clean` on Linux).

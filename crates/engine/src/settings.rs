@@ -1130,7 +1130,7 @@ pub fn parse_exception(
         // neither (`match: {}`) selects nothing.
         Some(v) => {
             let path = spec.path("match");
-            for key in ["resources", "subjects", "roles", "clusterRoles"] {
+            for key in LEGACY_MATCH {
                 if v.get(key).is_some() {
                     diags.push(
                         &key_path(&path, key),
@@ -1324,14 +1324,17 @@ pub fn parse_rule<'a>(
 
 /// `match` (or, with `empty_is_none`, `exclude`: Kyverno treats an empty
 /// exclude block, `{}` or `{any: []}`, as no exclusion).
+/// The keys of a `match` or `exclude` block's legacy form (without
+/// `any`/`all`), which a PolicyException's `match` does not have.
+const LEGACY_MATCH: &[&str] = &["resources", "subjects", "roles", "clusterRoles"];
+
 fn parse_match(
     value: &Json<'_>,
     path: &str,
     empty_is_none: bool,
     diags: &mut Diagnostics,
 ) -> MatchResources {
-    const LEGACY: &[&str] = &["resources", "subjects", "roles", "clusterRoles"];
-    let Some(f) = Fields::open(value, path, &[&["any", "all"], LEGACY], diags) else {
+    let Some(f) = Fields::open(value, path, &[&["any", "all"], LEGACY_MATCH], diags) else {
         return MatchResources::default();
     };
     let filters = |key: &str, diags: &mut Diagnostics| -> Vec<ResourceFilter> {
@@ -1339,7 +1342,7 @@ fn parse_match(
         // Exactly the list's size: a filter is large.
         let mut filters = Vec::with_capacity(list.len());
         for (p, v) in list {
-            if let Some(inner) = Fields::open(v, &p, &[LEGACY], diags) {
+            if let Some(inner) = Fields::open(v, &p, &[LEGACY_MATCH], diags) {
                 filters.push(parse_filter(&inner, diags));
             }
         }
@@ -1347,7 +1350,7 @@ fn parse_match(
     };
     let any = filters("any", diags);
     let all = filters("all", diags);
-    let has_legacy = LEGACY.iter().any(|k| f.get(k).is_some());
+    let has_legacy = LEGACY_MATCH.iter().any(|k| f.get(k).is_some());
     if has_legacy && (f.get("any").is_some() || f.get("all").is_some()) {
         diags.push(
             path,

@@ -98,7 +98,7 @@ fn matching_containers(spec: &Value, images: &[String]) -> Value {
 
 /// Kyverno's `exemptExclusions`.
 fn exempt(
-    failures: Vec<Failure>,
+    mut failures: Vec<Failure>,
     excluded: &[Failure],
     exclude: &Exclude,
     spec: &Value,
@@ -107,7 +107,6 @@ fn exempt(
 ) -> Vec<Failure> {
     // Kyverno keys the results by check ID (one each) and lists them in map
     // order; this keeps the checks' order.
-    let mut kept = failures;
     for stand_in in excluded.iter().filter(|f| exclude.ids.contains(&f.id)) {
         for stand_in_error in &stand_in.violation.errors {
             let (field, container) = locate(&stand_in_error.field, stand_in_spec, per_container);
@@ -123,10 +122,10 @@ fn exempt(
             if !exclude.values.is_empty() && !covered {
                 continue;
             }
-            let Some(pos) = kept.iter().position(|k| k.id == stand_in.id) else {
+            let Some(pos) = failures.iter().position(|k| k.id == stand_in.id) else {
                 continue;
             };
-            let now_empty = match kept.get_mut(pos) {
+            let now_empty = match failures.get_mut(pos) {
                 Some(entry) => {
                     let errors = &mut entry.violation.errors;
                     let hit = errors.iter().position(|error| {
@@ -144,11 +143,11 @@ fn exempt(
                 None => false,
             };
             if now_empty {
-                kept.remove(pos);
+                failures.remove(pos);
             }
         }
     }
-    kept
+    failures
 }
 
 /// Kyverno's `parseField`: the field with every run of digits turned into

@@ -34,6 +34,12 @@ run_with_session() {
   [ $(expr "$output" : '.*"warnings":\[".*failed at path /metadata/labels/purpose/.*') -ne 0 ]
 }
 
+@test "accept any request when the policy has admission: false (background scans only)" {
+  run_policy require-ns-purpose-label-background-only.yaml namespace-development.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+  [ $(expr "$output" : '.*warnings.*') -eq 0 ]
+}
+
 @test "do not check a pattern on DELETE" {
   run_policy require-ns-purpose-label.yaml namespace-delete.json
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]

@@ -59,6 +59,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         teardown: teardown(),
         // The response says only what fails.
         statuses: engine::Statuses::Verdict,
+        webhook: true,
     };
     let evaluation = match engine::evaluate_settings(settings_doc, raw_request, cluster, options) {
         Ok(evaluation) => evaluation,

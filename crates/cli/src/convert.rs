@@ -322,6 +322,12 @@ fn settings_of(
         }
         settings.insert("rules".into(), Yaml::Sequence(kept_rules));
     }
+    // `monitor` mode stands in for `admission: false` (see `manifest`);
+    // left in, the module would accept every request, the audit scanner's
+    // too, which go through the same `validate`.
+    if policy.spec.get("admission").and_then(Json::as_bool) == Some(false) {
+        settings.remove("admission");
+    }
     settings.insert("policyName".into(), policy.name.clone().into());
     // The annotation as written: the engine checks its type.
     let controllers = policy
@@ -922,7 +928,7 @@ fn manifest_spec(
         "protect"
     } else {
         report.warn(
-            "`spec.admission` is false: Kyverno only scans existing resources with it; the Kubewarden policy runs in `monitor` mode, which evaluates requests without rejecting them",
+            "`spec.admission` is false: Kyverno only scans existing resources with it; the Kubewarden policy runs in `monitor` mode, which evaluates requests without rejecting them, and its settings leave `admission` out, so that background audits report violations",
         );
         "monitor"
     };
@@ -1516,7 +1522,7 @@ mod tests {
             ("timeout_clamped_high", with(json!({"webhookTimeoutSeconds": 45})), json!({"timeoutSeconds": 30}),
                 vec!["p.yaml: document 1 (policy p): the webhook timeout of 45 s is outside the 2..=30 s Kubewarden accepts: 30 s is used"]),
             ("background_only_policy_monitors", with(json!({"admission": false})), json!({"mode": "monitor"}),
-                vec!["p.yaml: document 1 (policy p): `spec.admission` is false: Kyverno only scans existing resources with it; the Kubewarden policy runs in `monitor` mode, which evaluates requests without rejecting them"]),
+                vec!["p.yaml: document 1 (policy p): `spec.admission` is false: Kyverno only scans existing resources with it; the Kubewarden policy runs in `monitor` mode, which evaluates requests without rejecting them, and its settings leave `admission` out, so that background audits report violations"]),
         ];
         for (name, spec, expected, expected_warnings) in cases {
             let (manifest, warnings) = converted(&cluster_policy(
@@ -1528,8 +1534,12 @@ mod tests {
             }
             assert_eq!(manifest["spec"]["module"], DEFAULT_MODULE, "{name}");
             assert_eq!(warnings, expected_warnings, "{name}");
-            // The settings are the spec, plus the name and the annotation.
+            // The settings are the spec, plus the name and the annotation,
+            // less `admission: false`, which `monitor` mode stands in for.
             let mut settings = spec;
+            if settings["admission"] == json!(false) {
+                settings.as_object_mut().unwrap().remove("admission");
+            }
             settings["policyName"] = json!("p");
             settings["autogenControllers"] = json!("none");
             assert_eq!(manifest["spec"]["settings"], settings, "{name}");

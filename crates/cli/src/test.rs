@@ -846,6 +846,8 @@ fn evaluate(
         teardown: Teardown::Free,
         // Kyverno's tests name each rule's status.
         statuses: Statuses::Exact,
+        // `kyverno test` runs a policy whatever its `admission`.
+        webhook: false,
     };
     match evaluate_settings(&Json::borrow(&spec), request, cluster, options) {
         Err(diags) => Err(format!("invalid policy: {}", diags.summary())),

@@ -85,6 +85,10 @@ pub struct Options {
     pub mentions_roles: bool,
     pub teardown: Teardown,
     pub statuses: Statuses,
+    /// Whether the request came through an admission webhook (the module),
+    /// where a policy with `admission: false` is not run, as Kyverno's
+    /// webhooks never see it; Kyverno's CLI runs it (`kyverno test`).
+    pub webhook: bool,
 }
 
 /// The whole pipeline for one request, as the module and the CLI run it:
@@ -108,6 +112,15 @@ pub fn evaluate_settings(
             return Err(diags);
         }
     };
+    if options.webhook && !spec.admission {
+        let policy_name = spec.policy_name.clone();
+        options.teardown.release(spec);
+        return Ok(Evaluation {
+            outcomes: Vec::new(),
+            audit_annotations: Vec::new(),
+            policy_name,
+        });
+    }
     let raw_rules = settings::spec_of(settings)
         .get("rules")
         .and_then(Json::as_array)
@@ -142,6 +155,7 @@ pub fn evaluate(
         mentions_roles,
         teardown,
         statuses,
+        webhook: _,
     } = options;
     // Each request has the whole allowance of queries and pattern checks.
     crate::jmespath::work::reset();
@@ -914,6 +928,7 @@ pub(crate) fn outcomes_of(settings: &Value, request: Value) -> Vec<RuleOutcome> 
             mentions_roles: false,
             teardown: Teardown::Free,
             statuses: Statuses::Exact,
+            webhook: true,
         },
     ) {
         Ok(evaluation) => evaluation.outcomes,
@@ -1467,6 +1482,7 @@ mod tests {
             mentions_roles: false,
             teardown: Teardown::Free,
             statuses,
+            webhook: true,
         };
         let evaluation = evaluate_settings(&Json::borrow(&settings), request, &cluster, options)
             .unwrap_or_else(|d| panic!("invalid settings: {}", d.summary()));
@@ -1476,6 +1492,38 @@ mod tests {
             .map(|o| (o.status, o.message.clone()))
             .unwrap_or((RuleStatus::Pass, String::new()));
         (status, message, cluster.lists.get())
+    }
+
+    #[test]
+    fn a_background_only_policy_runs_outside_webhooks_only() {
+        let settings = json!({"admission": false, "validationFailureAction": "Enforce",
+            "rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "validate": {"pattern": {"metadata": {"labels": {"team": "?*"}}}}}]});
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}});
+        // (case, options.webhook, statuses of the rules run)
+        let cases = [
+            ("admission_webhook_runs_no_rule", true, vec![]),
+            ("cli_runs_the_rule", false, vec![RuleStatus::Fail]),
+        ];
+        for (name, webhook, want) in cases {
+            let options = Options {
+                mentions_roles: false,
+                teardown: Teardown::Free,
+                statuses: Statuses::Exact,
+                webhook,
+            };
+            let evaluation = evaluate_settings(
+                &Json::borrow(&settings),
+                request.clone(),
+                &crate::cluster::NoCluster,
+                options,
+            )
+            .unwrap_or_else(|d| panic!("{name}: invalid settings: {}", d.summary()));
+            let got: Vec<RuleStatus> = evaluation.outcomes.iter().map(|o| o.status).collect();
+            assert_eq!(got, want, "{name}");
+        }
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub struct PolicySpec<'a> {
     /// `webhookConfiguration.failurePolicy`, else `failurePolicy`: with
     /// `Ignore`, Kyverno lets a request through when a rule errors.
     pub errors_block: bool,
+    /// `admission` (default true). With false, Kyverno's admission webhook
+    /// never sees the policy: it only runs in background scans.
+    pub admission: bool,
 }
 
 impl PolicySpec<'_> {
@@ -487,7 +490,6 @@ pub struct PodSecurityExclude {
 /// Policy-level fields Kyverno accepts that do not change a validate verdict
 /// in an admission request (they steer reports, webhooks or other rule types).
 pub const VERDICT_NEUTRAL_SPEC_FIELDS: &[&str] = &[
-    "admission",
     "background",
     "webhookTimeoutSeconds",
     "schemaValidation",
@@ -500,6 +502,7 @@ pub const VERDICT_NEUTRAL_SPEC_FIELDS: &[&str] = &[
 
 const SPEC_FIELDS: &[&str] = &[
     "rules",
+    "admission",
     "failurePolicy",
     "webhookConfiguration",
     "validationFailureAction",
@@ -662,6 +665,15 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
     };
     let autogen_controllers = spec.string("autogenControllers", diags);
     let errors_block = parse_failure_policy(&spec, diags);
+    let admission = spec.bool("admission", diags).unwrap_or(true);
+    let background = spec.bool("background", diags).unwrap_or(true);
+    // Kyverno's policy validation refuses a policy processed nowhere.
+    if !admission && !background {
+        diags.push(
+            "admission",
+            "and `background` are both false: Kyverno refuses a policy that runs neither at admission nor in background scans",
+        );
+    }
     let policy_name = spec.string("policyName", diags);
     let exceptions: Vec<PolicyException> = spec
         .list("exceptions", diags)
@@ -710,6 +722,7 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         exceptions,
         global_context_entries,
         errors_block,
+        admission,
     })
 }
 

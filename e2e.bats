@@ -40,6 +40,11 @@ run_with_session() {
   [ $(expr "$output" : '.*warnings.*') -eq 0 ]
 }
 
+@test "accept a request the webhook's matchConditions leave out" {
+  run_policy require-ns-purpose-label-match-conditions.yaml namespace-development.json
+  [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]
+}
+
 @test "do not check a pattern on DELETE" {
   run_policy require-ns-purpose-label.yaml namespace-delete.json
   [ $(expr "$output" : '.*"allowed":true.*') -ne 0 ]

@@ -22,6 +22,9 @@ struct Payload<'a> {
 /// HTTP status for a rejected request; the API server turns any code below
 /// 400 into 400, which is what Kyverno's denials end up as.
 pub const REJECT_CODE: u16 = 400;
+/// The API server's status when a webhook match condition cannot be
+/// evaluated under `failurePolicy: Fail`.
+pub const FORBIDDEN: u16 = 403;
 
 /// Evaluates one ValidationRequest (`{"request": ..., "settings": ...}`).
 /// Never fails: a payload or settings problem becomes a rejection that says
@@ -70,6 +73,11 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             )
         }
     };
+    if let Some(message) = evaluation.refusal {
+        let mut response = reject(message, Vec::new());
+        response.code = Some(FORBIDDEN);
+        return response;
+    }
     let verdict = verdict::decide(&evaluation.outcomes, evaluation.policy_name.as_deref());
     // CEL rules' `auditAnnotations`: the API server records them on the
     // request's audit event, under the webhook's name.
@@ -231,6 +239,38 @@ mod tests {
             assert!(!response.accepted, "{name}");
             assert_eq!(response.code, Some(code), "{name}");
             assert_eq!(response.message.as_deref(), Some("r: bad name"), "{name}");
+        }
+    }
+
+    #[test]
+    fn webhook_match_conditions_decide_before_any_rule() {
+        let settings = |condition: &str, failure_policy: &str| {
+            json!({"validationFailureAction": "Enforce", "failurePolicy": failure_policy,
+                "webhookConfiguration": {"matchConditions": [{"name": "c", "expression": condition}]},
+                "rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                    "validate": {"message": "bad name", "pattern": {"metadata": {"name": "good"}}}}]})
+        };
+        let request = json!({"uid": "1", "operation": "CREATE", "namespace": "default", "name": "bad",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"}}});
+        let rule_fails = "r: validation error: bad name. rule r failed at path /metadata/name/ (pattern.metadata.name: expected `good` but found `bad`)";
+        // (case, condition, failurePolicy, accepted, code, message)
+        let cases = [
+            ("true_runs_the_rules", "object.metadata.name == 'bad'", "Fail", false, Some(400), Some(rule_fails.to_string())),
+            ("false_skips_the_policy", "object.metadata.name != 'bad'", "Fail", true, None, None),
+            ("error_is_forbidden_under_fail", "object.spec.x", "Fail", false, Some(403),
+                Some("pods \"bad\" is forbidden: expression 'object.spec.x' resulted in error: no such key: spec".to_string())),
+            ("error_skips_under_ignore", "object.spec.x", "Ignore", true, None, None),
+        ];
+        for (name, condition, failure_policy, accepted, code, message) in cases {
+            let payload =
+                json!({"settings": settings(condition, failure_policy), "request": request})
+                    .to_string();
+            let response = validate(payload.as_bytes());
+            assert_eq!(response.accepted, accepted, "{name}");
+            assert_eq!(response.code, code, "{name}");
+            assert_eq!(response.message, message, "{name}");
         }
     }
 

@@ -68,7 +68,7 @@ impl PartialEq for CompiledCel<'_> {
     }
 }
 
-fn compile_program(text: &str, path: &str, diags: &mut Diagnostics) -> Option<Program> {
+pub(crate) fn compile_program(text: &str, path: &str, diags: &mut Diagnostics) -> Option<Program> {
     match kube_cel::compile(text) {
         Ok(p) => Some(p),
         Err(e) => {

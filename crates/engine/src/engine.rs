@@ -13,6 +13,7 @@ use crate::diagnostics::Diagnostics;
 use crate::exceptions::{Exempted, Exemptions};
 use crate::foreach;
 use crate::json::Json;
+use crate::match_conditions::{Decision, MatchConditions, MATCH_CONDITIONS};
 use crate::matching::{
     rule_applies, selector_matches, selects_by_namespace_labels, selects_by_roles, Target,
 };
@@ -42,6 +43,9 @@ pub struct Evaluation {
     pub audit_annotations: Vec<(String, String)>,
     /// The Kyverno policy's name, when the settings give it.
     pub policy_name: Option<String>,
+    /// The API server's refusal when a webhook match condition could not
+    /// be evaluated under `failurePolicy: Fail` (a 403, before any rule).
+    pub refusal: Option<String>,
 }
 
 /// What becomes of a request's working data (the parsed policy, the
@@ -112,14 +116,33 @@ pub fn evaluate_settings(
             return Err(diags);
         }
     };
-    if options.webhook && !spec.admission {
-        let policy_name = spec.policy_name.clone();
-        options.teardown.release(spec);
-        return Ok(Evaluation {
-            outcomes: Vec::new(),
-            audit_annotations: Vec::new(),
-            policy_name,
-        });
+    if options.webhook {
+        // Kyverno's webhooks never see a policy with `admission: false`,
+        // nor a request its webhook's match conditions leave out.
+        let decision = if !spec.admission {
+            Decision::Skip
+        } else if spec.match_conditions.is_empty() {
+            Decision::Call
+        } else {
+            let mut diags = Diagnostics::default();
+            match MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags) {
+                Some(conditions) => conditions.decide(&request, spec.errors_block),
+                None => return Err(diags),
+            }
+        };
+        if decision != Decision::Call {
+            let policy_name = spec.policy_name.clone();
+            options.teardown.release(spec);
+            return Ok(Evaluation {
+                outcomes: Vec::new(),
+                audit_annotations: Vec::new(),
+                policy_name,
+                refusal: match decision {
+                    Decision::Refuse(message) => Some(message),
+                    _ => None,
+                },
+            });
+        }
     }
     let raw_rules = settings::spec_of(settings)
         .get("rules")
@@ -134,6 +157,7 @@ pub fn evaluate_settings(
         outcomes,
         audit_annotations,
         policy_name,
+        refusal: None,
     })
 }
 

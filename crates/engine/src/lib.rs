@@ -28,6 +28,7 @@ pub mod global_context;
 pub mod image_data;
 pub mod json;
 pub mod manifests;
+pub mod match_conditions;
 pub mod matching;
 pub mod operator;
 pub mod pattern;

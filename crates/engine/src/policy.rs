@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use crate::conditions::CompiledConditions;
 use crate::diagnostics::{key_path, Diagnostics};
 use crate::json::Json;
+use crate::match_conditions::{MatchConditions, MATCH_CONDITIONS};
 use crate::pss;
 use crate::results::RuleText;
 use crate::rule::{self, CompiledRule};
@@ -20,6 +21,7 @@ pub fn check(settings: &Json<'_>) -> Diagnostics {
         for rule in &spec.rules {
             compile_rule(rule, false, &mut diags);
         }
+        MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags);
         for exception in &spec.exceptions {
             let path = key_path(&exception.path, "spec");
             if let Some(conditions) = &exception.conditions {
@@ -127,6 +129,14 @@ mod tests {
                 vec!["admission: and `background` are both false: Kyverno refuses a policy that runs neither at admission nor in background scans"]),
             ("admission_and_background_are_booleans", json!({"rules": [pod_rule(json!({"pattern": {}}))], "admission": "false", "background": 1}),
                 vec!["admission: must be true or false, not a string", "background: must be true or false, not a number"]),
+            ("match_conditions_are_named_once_and_compile", json!({"rules": [pod_rule(json!({"pattern": {}}))],
+                "webhookConfiguration": {"matchConditions": [{"name": "a", "expression": "true"}, {"name": "a", "expression": "object.x == "},
+                    {"expression": "true"}]}}),
+                vec![
+                    "webhookConfiguration.matchConditions[1].name: `a` is used twice: names must be unique",
+                    "webhookConfiguration.matchConditions[2]: `name` is required",
+                    "webhookConfiguration.matchConditions[1].expression: `object.x == ` does not compile: at line 1, column 13: expected an expression, found the end of the expression",
+                ]),
             ("failure_policy_value_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "failurePolicy": "Skip"}),
                 vec!["failurePolicy: must be `Fail` or `Ignore`, not `Skip`"]),
             ("webhook_failure_policy_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "webhookConfiguration": {"failurePolicy": "ignore", "timeoutSeconds": 10}}),

@@ -76,6 +76,9 @@ pub struct PolicySpec<'a> {
     /// `admission` (default true). With false, Kyverno's admission webhook
     /// never sees the policy: it only runs in background scans.
     pub admission: bool,
+    /// `webhookConfiguration.matchConditions`: CEL conditions the API
+    /// server checks before it calls the policy's webhook.
+    pub match_conditions: Vec<NamedExpression>,
 }
 
 impl PolicySpec<'_> {
@@ -664,7 +667,7 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         }
     };
     let autogen_controllers = spec.string("autogenControllers", diags);
-    let errors_block = parse_failure_policy(&spec, diags);
+    let (errors_block, match_conditions) = parse_webhook_configuration(&spec, diags);
     let admission = spec.bool("admission", diags).unwrap_or(true);
     let background = spec.bool("background", diags).unwrap_or(true);
     // Kyverno's policy validation refuses a policy processed nowhere.
@@ -723,12 +726,21 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
         global_context_entries,
         errors_block,
         admission,
+        match_conditions,
     })
 }
 
-/// Kyverno's `GetFailurePolicy`: `webhookConfiguration.failurePolicy`,
-/// else `failurePolicy`, else `Fail`. Whether a rule's error blocks.
-fn parse_failure_policy(spec: &Fields<'_>, diags: &mut Diagnostics) -> bool {
+/// Kubernetes' limit on a webhook's `matchConditions`.
+const MAX_MATCH_CONDITIONS: usize = 64;
+
+/// Whether a rule's error blocks (Kyverno's `GetFailurePolicy`:
+/// `webhookConfiguration.failurePolicy`, else `failurePolicy`, else
+/// `Fail`), and the webhook's `matchConditions`, checked as Kubernetes
+/// checks a webhook's: named, each name once, at most 64.
+fn parse_webhook_configuration(
+    spec: &Fields<'_>,
+    diags: &mut Diagnostics,
+) -> (bool, Vec<NamedExpression>) {
     let read = |f: &Fields<'_>, diags: &mut Diagnostics| match f.text("failurePolicy", diags) {
         None => None,
         Some(text) => match text.as_ref() {
@@ -743,8 +755,9 @@ fn parse_failure_policy(spec: &Fields<'_>, diags: &mut Diagnostics) -> bool {
             }
         },
     };
-    // `timeoutSeconds` and `matchConditions` steer the webhook, not the
-    // verdict: `kyverno-validate convert` puts them on the Kubewarden policy.
+    // `timeoutSeconds` steers the webhook, not the verdict: `kyverno-validate
+    // convert` puts it on the Kubewarden policy.
+    let mut match_conditions = Vec::new();
     let from_webhook = spec.get("webhookConfiguration").and_then(|v| {
         let path = spec.path("webhookConfiguration");
         let f = Fields::open(
@@ -753,10 +766,37 @@ fn parse_failure_policy(spec: &Fields<'_>, diags: &mut Diagnostics) -> bool {
             &[&["failurePolicy", "timeoutSeconds", "matchConditions"]],
             diags,
         )?;
+        let listed = f.list("matchConditions", diags);
+        if listed.len() > MAX_MATCH_CONDITIONS {
+            diags.push(
+                &f.path("matchConditions"),
+                format!(
+                    "has {} conditions: Kubernetes allows at most {MAX_MATCH_CONDITIONS}",
+                    listed.len()
+                ),
+            );
+        }
+        for (p, v) in listed {
+            let Some(condition) = parse_named_expression(v, &p, diags) else {
+                continue;
+            };
+            if condition.name.is_empty() {
+                diags.push(&p, "`name` is required");
+            } else if match_conditions
+                .iter()
+                .any(|c: &NamedExpression| c.name == condition.name)
+            {
+                diags.push(
+                    &key_path(&p, "name"),
+                    format!("`{}` is used twice: names must be unique", condition.name),
+                );
+            }
+            match_conditions.push(condition);
+        }
         read(&f, diags)
     });
     let own = read(spec, diags);
-    from_webhook.or(own).unwrap_or(true)
+    (from_webhook.or(own).unwrap_or(true), match_conditions)
 }
 
 const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"];

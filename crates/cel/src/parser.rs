@@ -614,13 +614,14 @@ impl<'s> Parser<'s> {
         self.push(node, over(&[operand, index]), at)
     }
 
-    /// Parses `(args…)` onto the scratch stack; returns how many there are
-    /// and the greatest height among them.
-    fn call_args(&mut self) -> PResult<(usize, u16)> {
+    /// Parses `(args…)` onto the scratch stack; returns how many there are,
+    /// the greatest height among them and where the first one starts.
+    fn call_args(&mut self) -> PResult<(usize, u16, usize)> {
         self.advance()?; // (
+        let first_at = self.lexer.at;
         if matches!(self.lexer.tok, Tok::RParen) {
             self.advance()?;
-            return Ok((0, 0));
+            return Ok((0, 0, first_at));
         }
         let (mut count, mut height) = (0, 0);
         loop {
@@ -632,7 +633,7 @@ impl<'s> Parser<'s> {
                 Tok::Comma => self.advance()?,
                 Tok::RParen => {
                     self.advance()?;
-                    return Ok((count, height));
+                    return Ok((count, height, first_at));
                 }
                 _ => return Err(self.expected("`,` or `)`")),
             }
@@ -884,14 +885,41 @@ impl<'s> Parser<'s> {
     #[inline(never)]
     fn global_call(&mut self, name: &str, at: usize) -> PResult<Sub> {
         let base = self.scratch.len();
-        let (argc, height) = self.call_args()?;
+        let (argc, height, first_at) = self.call_args()?;
         if name == "has" {
             let result = self.has(base, height, at);
             self.scratch.truncate(base);
             return result;
         }
         let func = self.resolve(name, false, argc, at)?;
+        self.check_literal(func, base, first_at)?;
         self.push_call(func, base, height.saturating_add(1), at)
+    }
+
+    /// cel-go's literal validators, which Kubernetes' CEL environment runs
+    /// when it compiles an expression (since 1.29): a literal first argument
+    /// of `duration`, `timestamp` or `matches` must be valid. Kubernetes
+    /// also compiles the literal patterns of `find` and `findAll` then.
+    /// `scratch[base]` is the first argument, which starts at `at`.
+    fn check_literal(&self, func: Func, base: usize, at: usize) -> PResult<()> {
+        let Some(&Node::String(span)) =
+            self.scratch.words().get(base).and_then(|&id| self.node(id))
+        else {
+            return Ok(());
+        };
+        let text = self.text(span);
+        let valid = match func {
+            Func::Duration | Func::Timestamp => {
+                crate::time::call(func, &[crate::Value::String(crate::Str::Borrowed(text))]).is_ok()
+            }
+            Func::Matches | Func::Find | Func::FindAll => crate::regex::is_valid(text),
+            _ => true,
+        };
+        if valid {
+            Ok(())
+        } else {
+            Err(self.check_error(at, format!("invalid {} argument", func.name())))
+        }
     }
 
     /// `target.name(args…)`: a namespaced global function, a macro or a
@@ -900,7 +928,7 @@ impl<'s> Parser<'s> {
     fn member_call(&mut self, target: Sub, name: &str, at: usize) -> PResult<Sub> {
         let base = self.scratch.len();
         self.scratch.push(target.id());
-        let (argc, height) = self.call_args()?;
+        let (argc, height, first_at) = self.call_args()?;
         if let Some(Node::Ident(ns)) = self.node(target.id()) {
             if let Some(qualified) = functions::namespaced(self.text(*ns), name) {
                 let func = self.resolve(qualified, false, argc, at)?;
@@ -916,6 +944,7 @@ impl<'s> Parser<'s> {
             return result;
         }
         let func = self.resolve(name, true, argc, at)?;
+        self.check_literal(func, base + 1, first_at)?;
         self.push_call(func, base, height, at)
     }
 
@@ -1289,6 +1318,36 @@ mod tests {
                 "arity",
                 "'a'.substring(1, 2, 3)",
                 "at line 1, column 5: function `substring` takes 1 or 2 arguments, not 3",
+            ),
+            (
+                "literal_duration_is_checked",
+                "duration('1x') > duration('1s')",
+                "at line 1, column 10: invalid duration argument",
+            ),
+            (
+                "literal_timestamp_is_checked",
+                "x == timestamp('yesterday')",
+                "at line 1, column 16: invalid timestamp argument",
+            ),
+            (
+                "literal_member_pattern_is_checked",
+                "name.matches( '[')",
+                "at line 1, column 15: invalid matches argument",
+            ),
+            (
+                "literal_pattern_go_refuses_is_checked",
+                "name.matches('a{2}{3}')",
+                "at line 1, column 14: invalid matches argument",
+            ),
+            (
+                "global_matches_checks_its_first_argument_as_cel_go_does",
+                "matches('(', name)",
+                "at line 1, column 9: invalid matches argument",
+            ),
+            (
+                "literal_find_pattern_is_checked",
+                "name.findAll('a(', 2) == []",
+                "at line 1, column 14: invalid findAll argument",
             ),
             (
                 "has_needs_select",

@@ -344,7 +344,7 @@ mod tests {
             ("int_is_nanos", "int(duration('1s'))", "1000000000"),
             (
                 "bad_duration",
-                "duration('1d')",
+                "duration('1' + 'd')",
                 "error: type conversion error from 'string' to 'google.protobuf.Duration'",
             ),
             (
@@ -392,8 +392,8 @@ mod tests {
             ("leap_day", "timestamp('2024-02-29T00:00:00Z').getDayOfYear()".into(), "59"),
             ("before_epoch", "string(timestamp('1969-12-31T23:59:59Z'))".into(), "1969-12-31T23:59:59Z"),
             ("year_one", "timestamp('0001-01-01T00:00:00Z').getFullYear()".into(), "1"),
-            ("bad_date", "timestamp('2023-02-30T00:00:00Z')".into(), "error: type conversion error from 'string' to 'google.protobuf.Timestamp'"),
-            ("missing_zone", "timestamp('2023-01-01T00:00:00')".into(), "error: type conversion error from 'string' to 'google.protobuf.Timestamp'"),
+            ("bad_date", "timestamp('2023-02-30' + 'T00:00:00Z')".into(), "error: type conversion error from 'string' to 'google.protobuf.Timestamp'"),
+            ("missing_zone", "timestamp('2023-01-01' + 'T00:00:00')".into(), "error: type conversion error from 'string' to 'google.protobuf.Timestamp'"),
             ("overflow", "timestamp('9999-12-31T23:59:59Z') + duration('1s')".into(), "error: timestamp overflow"),
         ];
         for (name, expr, want) in cases {

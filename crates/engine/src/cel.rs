@@ -68,7 +68,7 @@ impl PartialEq for CompiledCel<'_> {
     }
 }
 
-pub(crate) fn compile_program(text: &str, path: &str, diags: &mut Diagnostics) -> Option<Program> {
+fn compile_program(text: &str, path: &str, diags: &mut Diagnostics) -> Option<Program> {
     match kube_cel::compile(text) {
         Ok(p) => Some(p),
         Err(e) => {
@@ -453,21 +453,35 @@ impl PartialEq for Preconditions {
     }
 }
 
+/// Compiles each of `list` (its `expression` at `path[i].expression`);
+/// `None` when one does not compile (the problems are in `diags`).
+pub(crate) fn compile_named<'a>(
+    list: &'a [NamedExpression],
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Option<Vec<(&'a NamedExpression, Program)>> {
+    let before = diags.errors().len();
+    let compiled = list
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let p = diags.key_path(&diags.index_path(path, i), "expression");
+            Some((c, compile_program(&c.expression, &p, diags)?))
+        })
+        .collect();
+    (diags.errors().len() == before).then_some(compiled)
+}
+
 impl Preconditions {
     pub fn compile(list: &[NamedExpression], path: &str, diags: &mut Diagnostics) -> Option<Self> {
-        let before = diags.errors().len();
-        let conditions = list
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let p = diags.key_path(&diags.index_path(path, i), "expression");
-                Some((c.name.clone(), compile_program(&c.expression, &p, diags)?))
-            })
+        let conditions = compile_named(list, path, diags)?
+            .into_iter()
+            .map(|(c, program)| (c.name.clone(), program))
             .collect();
         let reads_namespace = list
             .iter()
             .any(|c| crate::scan::contains(&c.expression, &crate::scan::NAMESPACE_OBJECT));
-        (diags.errors().len() == before).then_some(Self {
+        Some(Self {
             conditions,
             reads_namespace,
         })

@@ -59,17 +59,11 @@ impl<'a> MatchConditions<'a> {
         path: &str,
         diags: &mut Diagnostics,
     ) -> Option<Self> {
-        let before = diags.errors().len();
-        let conditions = conditions
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let p = diags.key_path(&diags.index_path(path, i), "expression");
-                let program = crate::cel::compile_program(&c.expression, &p, diags)?;
-                Some((c.expression.as_str(), program))
-            })
+        let conditions = crate::cel::compile_named(conditions, path, diags)?
+            .into_iter()
+            .map(|(c, program)| (c.expression.as_str(), program))
             .collect();
-        (diags.errors().len() == before).then_some(Self { conditions })
+        Some(Self { conditions })
     }
 
     /// Decides `request` (the raw AdmissionRequest); `errors_block` is the

@@ -222,6 +222,20 @@ pub(crate) struct Ast {
     /// or made up.
     pub(crate) text: String,
     pub(crate) bytes: Vec<u8>,
+    /// The length of the source text at the start of `text`.
+    pub(crate) source_len: usize,
+    /// The literal patterns of `matches`, `find` and `findAll` calls, for
+    /// [`crate::Program::check_patterns`].
+    pub(crate) patterns: Vec<LiteralPattern>,
+}
+
+/// A literal regex argument: the function, the pattern's text and where
+/// the argument starts in the source.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LiteralPattern {
+    pub(crate) func: Func,
+    pub(crate) text: Span,
+    pub(crate) at: u32,
 }
 
 impl Ast {

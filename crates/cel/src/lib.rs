@@ -72,6 +72,25 @@ pub fn compile(text: &str) -> Result<Program, SyntaxError> {
 }
 
 impl Program {
+    /// Compiles the program's literal regex patterns (of `matches`, `find`
+    /// and `findAll`), as Kubernetes' CEL environment does when it compiles
+    /// an expression: the first that does not compile is an error. Not
+    /// part of [`compile`], so that a request builds only the regexes it
+    /// uses; checking a policy's settings runs it.
+    pub fn check_patterns(&self) -> Result<(), SyntaxError> {
+        for pattern in &self.ast.patterns {
+            if !regex::is_valid(self.ast.str(pattern.text)) {
+                let source = self.ast.text.get(..self.ast.source_len).unwrap_or_default();
+                return Err(SyntaxError::check(
+                    source,
+                    pattern.at as usize,
+                    format!("invalid {} argument", pattern.func.name()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Evaluates the program against `activation`, charging each step to
     /// `budget`.
     pub fn evaluate<'a>(

@@ -10,7 +10,7 @@
 //! depth limit. Compiling thus allocates twice per expression: the nodes
 //! and the text.
 
-use crate::ast::{Ast, BinOp, Comprehension, MacroKind, Node, NodeId, Span, Words};
+use crate::ast::{Ast, BinOp, Comprehension, LiteralPattern, MacroKind, Node, NodeId, Span, Words};
 use crate::error::SyntaxError;
 use crate::functions::{self, Func, ResolveError};
 use crate::lexer::{Lexer, Tok};
@@ -63,6 +63,7 @@ fn parse_boxed(src: &str) -> PResult<Ast> {
         // vector seldom grows.
         nodes: Vec::with_capacity(src.len() / 4 + 8),
         extra: String::new(),
+        patterns: Vec::new(),
         bytes: Vec::new(),
         scratch: Scratch::default(),
         recursion: 0,
@@ -80,6 +81,8 @@ fn parse_boxed(src: &str) -> PResult<Ast> {
         root: root.id(),
         text,
         bytes: p.bytes,
+        source_len: src.len(),
+        patterns: p.patterns,
     })
 }
 
@@ -135,6 +138,7 @@ struct Parser<'s> {
     /// names); its spans start at `src.len()`.
     extra: String,
     bytes: Vec<u8>,
+    patterns: Vec<LiteralPattern>,
     /// Call arguments, list elements, map entries and `&&`/`||` terms
     /// being gathered, innermost last.
     scratch: Scratch,
@@ -898,28 +902,32 @@ impl<'s> Parser<'s> {
 
     /// cel-go's literal validators, which Kubernetes' CEL environment runs
     /// when it compiles an expression (since 1.29): a literal first argument
-    /// of `duration`, `timestamp` or `matches` must be valid. Kubernetes
-    /// also compiles the literal patterns of `find` and `findAll` then.
+    /// of `duration` or `timestamp` must be valid. Literal patterns (of
+    /// `matches`, and of `find` and `findAll`, which Kubernetes compiles
+    /// then too) are only noted: building a regex costs, and a request
+    /// builds only those it uses (see [`crate::Program::check_patterns`]).
     /// `scratch[base]` is the first argument, which starts at `at`.
-    fn check_literal(&self, func: Func, base: usize, at: usize) -> PResult<()> {
+    fn check_literal(&mut self, func: Func, base: usize, at: usize) -> PResult<()> {
         let Some(&Node::String(span)) =
             self.scratch.words().get(base).and_then(|&id| self.node(id))
         else {
             return Ok(());
         };
-        let text = self.text(span);
-        let valid = match func {
+        match func {
             Func::Duration | Func::Timestamp => {
-                crate::time::call(func, &[crate::Value::String(crate::Str::Borrowed(text))]).is_ok()
+                let value = crate::Value::String(crate::Str::Borrowed(self.text(span)));
+                if crate::time::call(func, &[value]).is_err() {
+                    return Err(self.check_error(at, format!("invalid {} argument", func.name())));
+                }
             }
-            Func::Matches | Func::Find | Func::FindAll => crate::regex::is_valid(text),
-            _ => true,
-        };
-        if valid {
-            Ok(())
-        } else {
-            Err(self.check_error(at, format!("invalid {} argument", func.name())))
+            Func::Matches | Func::Find | Func::FindAll => self.patterns.push(LiteralPattern {
+                func,
+                text: span,
+                at: u32::try_from(at).unwrap_or(u32::MAX),
+            }),
+            _ => {}
         }
+        Ok(())
     }
 
     /// `target.name(args…)`: a namespaced global function, a macro or a
@@ -1235,6 +1243,54 @@ mod tests {
         }
     }
 
+    /// Literal patterns compile only when checked (`check_patterns`), not
+    /// when the program is parsed.
+    #[test]
+    fn literal_patterns_are_checked_on_demand() {
+        let cases = [
+            (
+                "literal_member_pattern_is_checked",
+                "name.matches( '[')",
+                "at line 1, column 15: invalid matches argument",
+            ),
+            (
+                "literal_pattern_go_refuses_is_checked",
+                "name.matches('a{2}{3}')",
+                "at line 1, column 14: invalid matches argument",
+            ),
+            (
+                "global_matches_checks_its_first_argument_as_cel_go_does",
+                "matches('(', name)",
+                "at line 1, column 9: invalid matches argument",
+            ),
+            (
+                "literal_find_pattern_is_checked",
+                "name.findAll('a(', 2) == []",
+                "at line 1, column 14: invalid findAll argument",
+            ),
+            (
+                "valid_patterns_pass",
+                "name.matches('^a.b$') && name.find('[0-9]+') != ''",
+                "",
+            ),
+            (
+                "pattern_made_at_run_time_is_not_checked",
+                "name.matches('(' + '')",
+                "",
+            ),
+        ];
+        for (name, src, want) in cases {
+            let program =
+                crate::compile(src).unwrap_or_else(|e| panic!("{name}: {}", e.one_line()));
+            let got = program
+                .check_patterns()
+                .err()
+                .map(|e| e.one_line())
+                .unwrap_or_default();
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
     #[test]
     fn literals_calls_and_macros() {
         let cases = [
@@ -1328,26 +1384,6 @@ mod tests {
                 "literal_timestamp_is_checked",
                 "x == timestamp('yesterday')",
                 "at line 1, column 16: invalid timestamp argument",
-            ),
-            (
-                "literal_member_pattern_is_checked",
-                "name.matches( '[')",
-                "at line 1, column 15: invalid matches argument",
-            ),
-            (
-                "literal_pattern_go_refuses_is_checked",
-                "name.matches('a{2}{3}')",
-                "at line 1, column 14: invalid matches argument",
-            ),
-            (
-                "global_matches_checks_its_first_argument_as_cel_go_does",
-                "matches('(', name)",
-                "at line 1, column 9: invalid matches argument",
-            ),
-            (
-                "literal_find_pattern_is_checked",
-                "name.findAll('a(', 2) == []",
-                "at line 1, column 14: invalid findAll argument",
             ),
             (
                 "has_needs_select",

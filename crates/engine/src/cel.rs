@@ -68,8 +68,16 @@ impl PartialEq for CompiledCel<'_> {
     }
 }
 
+/// Compiles `text`; checking settings (loud `diags`) also compiles its
+/// literal regex patterns, which a request builds only when it uses them.
 fn compile_program(text: &str, path: &str, diags: &mut Diagnostics) -> Option<Program> {
-    match kube_cel::compile(text) {
+    let compiled = kube_cel::compile(text).and_then(|p| {
+        if !diags.is_quiet() {
+            p.check_patterns()?;
+        }
+        Ok(p)
+    });
+    match compiled {
         Ok(p) => Some(p),
         Err(e) => {
             diags.push(path, format!("`{text}` does not compile: {}", e.one_line()));

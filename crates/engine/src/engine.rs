@@ -124,10 +124,15 @@ pub fn evaluate_settings(
         } else if spec.match_conditions.is_empty() {
             Decision::Call
         } else {
-            let mut diags = Diagnostics::default();
+            let mut diags = Diagnostics::quiet();
             match MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags) {
                 Some(conditions) => conditions.decide(&request, spec.errors_block),
-                None => return Err(diags),
+                None => {
+                    // Again, with paths.
+                    let mut diags = Diagnostics::default();
+                    MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags);
+                    return Err(diags);
+                }
             }
         };
         if decision != Decision::Call {

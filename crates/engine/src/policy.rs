@@ -137,6 +137,10 @@ mod tests {
                     "webhookConfiguration.matchConditions[2]: `name` is required",
                     "webhookConfiguration.matchConditions[1].expression: `object.x == ` does not compile: at line 1, column 13: expected an expression, found the end of the expression",
                 ]),
+            ("cel_literal_patterns_are_compiled", json!({"rules": [pod_rule(json!({"cel": {"expressions": [
+                    {"expression": "object.metadata.name.matches('^[a-z]+$') && duration('1h') > duration('1m')"},
+                    {"expression": "object.metadata.name.matches('[a-z')"}]}}))]}),
+                vec!["rules[0].validate.cel.expressions[1].expression: `object.metadata.name.matches('[a-z')` does not compile: at line 1, column 30: invalid matches argument"]),
             ("failure_policy_value_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "failurePolicy": "Skip"}),
                 vec!["failurePolicy: must be `Fail` or `Ignore`, not `Skip`"]),
             ("webhook_failure_policy_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "webhookConfiguration": {"failurePolicy": "ignore", "timeoutSeconds": 10}}),

@@ -439,9 +439,41 @@ fn definition_scope(group: &str, kind: &str, cluster: &Cached<'_>) -> Option<boo
     }
 }
 
+/// Kubernetes' match-condition matcher (`matchconditions.Matcher`), which
+/// decides webhook `matchConditions` and, in Kyverno, `celPreconditions`:
+/// `Ok(false)` when a condition is false (whatever errors there are),
+/// `Ok(true)` when none is (a value that is not a boolean counts as
+/// true), `Err` with the errors, each once, when one cannot be evaluated
+/// and none is false.
+pub(crate) fn conditions_hold<'a>(
+    conditions: impl IntoIterator<Item = (&'a str, &'a Program)>,
+    activation: &Activation<'a>,
+) -> Result<bool, String> {
+    let mut errors: Vec<String> = Vec::new();
+    for (text, program) in conditions {
+        match program.evaluate(activation, &mut Budget::default()) {
+            Ok(value) if value.as_bool() == Some(false) => return Ok(false),
+            Ok(_) => {}
+            Err(e) => {
+                let error = format!("expression '{text}' resulted in error: {e}");
+                if !errors.contains(&error) {
+                    errors.push(error);
+                }
+            }
+        }
+    }
+    // Kubernetes' aggregate error: one message alone, several in brackets.
+    match errors.as_slice() {
+        [] => Ok(true),
+        [one] => Err(one.clone()),
+        many => Err(format!("[{}]", many.join(", "))),
+    }
+}
+
 /// Compiled `celPreconditions`: all must hold for the rule to apply.
 pub struct Preconditions {
-    conditions: Vec<(String, Program)>,
+    /// Each condition's name and expression text, and its program.
+    conditions: Vec<(String, String, Program)>,
     reads_namespace: bool,
 }
 
@@ -484,7 +516,7 @@ impl Preconditions {
     pub fn compile(list: &[NamedExpression], path: &str, diags: &mut Diagnostics) -> Option<Self> {
         let conditions = compile_named(list, path, diags)?
             .into_iter()
-            .map(|(c, program)| (c.name.clone(), program))
+            .map(|(c, program)| (c.name.clone(), c.expression.clone(), program))
             .collect();
         let reads_namespace = list
             .iter()
@@ -500,40 +532,26 @@ impl Preconditions {
         self.reads_namespace
     }
 
-    /// `Ok(None)` when all hold; `Ok(Some(name))` names the first that does
-    /// not; `Err` when one cannot be evaluated and none is false (as
-    /// Kubernetes' match conditions decide: a false one wins over an error
-    /// in any order). `variables` are the rule's `validate.cel.variables`:
-    /// Kyverno compiles the match conditions after them, in the same
-    /// composited environment, so conditions may read them.
+    /// Whether the conditions hold, decided by [`conditions_hold`]: Kyverno
+    /// runs them through Kubernetes' match-condition matcher. `variables`
+    /// are the rule's `validate.cel.variables`: Kyverno compiles the
+    /// conditions after them, in the same composited environment, so
+    /// conditions may read them.
     pub fn evaluate(
         &self,
         inputs: &Inputs<'_>,
         variables: &[(String, Program)],
-    ) -> Result<Option<String>, String> {
+    ) -> Result<bool, String> {
         let namespace = inputs.namespace_object();
         let mut activation = Activation::new();
         inputs.bind(&mut activation, &namespace);
         activation.bind_variables(variables);
-        let mut first_error = None;
-        for (name, program) in &self.conditions {
-            let error = match program.evaluate(&activation, &mut Budget::default()) {
-                Ok(value) => match value.as_bool() {
-                    Some(true) => continue,
-                    Some(false) => return Ok(Some(name.clone())),
-                    None => format!(
-                        "cel precondition {name} must evaluate to a bool, got {} `{value}`",
-                        value.type_name()
-                    ),
-                },
-                Err(e) => format!("cel precondition {name} failed: {e}"),
-            };
-            first_error.get_or_insert(error);
-        }
-        match first_error {
-            Some(error) => Err(error),
-            None => Ok(None),
-        }
+        conditions_hold(
+            self.conditions
+                .iter()
+                .map(|(_, text, program)| (text.as_str(), program)),
+            &activation,
+        )
     }
 }
 

@@ -584,12 +584,14 @@ fn run_rule(
             if let Some(pre) = &compiled.cel_preconditions {
                 match pre.evaluate(&inputs, variables) {
                     // Kyverno's match conditions: the rule does not apply.
-                    Ok(Some(_)) if params.is_some() => {
+                    Ok(false) if params.is_some() => {
                         return Some((RuleStatus::Skip, "cel preconditions not met".into()))
                     }
-                    Ok(Some(_)) => return None,
-                    Ok(None) => {}
-                    Err(e) => return Some((RuleStatus::Error, e)),
+                    Ok(false) => return None,
+                    Ok(true) => {}
+                    // The matcher's error is a denial, which Kyverno reports
+                    // as the rule failing with the error's text.
+                    Err(e) => return Some((RuleStatus::Fail, e)),
                 }
             }
             if let Some(Body::Cel(c)) = body() {

@@ -8,7 +8,7 @@
 //! The conditions read `object`, `oldObject` and `request`, the admission
 //! request as the API server describes it to CEL (no `uid`, no objects).
 
-use kube_cel::{Activation, Budget, Program};
+use kube_cel::{Activation, Program};
 use serde_json::{Map, Value};
 
 use crate::diagnostics::Diagnostics;
@@ -79,26 +79,15 @@ impl<'a> MatchConditions<'a> {
         activation.bind_json("object", view.object());
         activation.bind_json("oldObject", view.old_object());
         activation.bind_json("request", &described);
-        let mut errors: Vec<String> = Vec::new();
-        for (text, program) in &self.conditions {
-            match program.evaluate(&activation, &mut Budget::default()) {
-                // Only `false` skips: a value of another type is not false.
-                Ok(value) if value.as_bool() == Some(false) => return Decision::Skip,
-                Ok(_) => {}
-                Err(e) => {
-                    let error = format!("expression '{text}' resulted in error: {e}");
-                    // Kubernetes' aggregate error lists each message once.
-                    if !errors.contains(&error) {
-                        errors.push(error);
-                    }
-                }
-            }
-        }
-        match errors.as_slice() {
-            [] => Decision::Call,
-            _ if !errors_block => Decision::Skip,
-            [one] => Decision::Refuse(forbidden(request, one)),
-            many => Decision::Refuse(forbidden(request, &format!("[{}]", many.join(", ")))),
+        let conditions = self
+            .conditions
+            .iter()
+            .map(|(text, program)| (*text, program));
+        match crate::cel::conditions_hold(conditions, &activation) {
+            Ok(true) => Decision::Call,
+            Ok(false) => Decision::Skip,
+            Err(_) if !errors_block => Decision::Skip,
+            Err(errors) => Decision::Refuse(forbidden(request, &errors)),
         }
     }
 }

@@ -184,21 +184,10 @@ fn at_path(pointer: &str) -> String {
             out.push_str(part);
             continue;
         }
-        out.push('"');
-        for c in part.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
+        // A JSON string, as Kyverno's jsonpointer quotes a name.
+        if let Ok(quoted) = serde_json::to_string(part) {
+            out.push_str(&quoted);
         }
-        out.push('"');
     }
     out
 }

@@ -116,54 +116,57 @@ pub fn evaluate_settings(
             return Err(diags);
         }
     };
-    if options.webhook {
-        // Kyverno's webhooks never see a policy with `admission: false`,
-        // nor a request its webhook's match conditions leave out.
-        let decision = if !spec.admission {
-            Decision::Skip
-        } else if spec.match_conditions.is_empty() {
-            Decision::Call
-        } else {
-            let mut diags = Diagnostics::quiet();
-            match MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags) {
-                Some(conditions) => conditions.decide(&request, spec.errors_block),
-                None => {
-                    // Again, with paths.
-                    let mut diags = Diagnostics::default();
-                    MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags);
-                    return Err(diags);
-                }
-            }
-        };
-        if decision != Decision::Call {
-            let policy_name = spec.policy_name.clone();
-            options.teardown.release(spec);
-            return Ok(Evaluation {
-                outcomes: Vec::new(),
-                audit_annotations: Vec::new(),
-                policy_name,
-                refusal: match decision {
-                    Decision::Refuse(message) => Some(message),
-                    _ => None,
-                },
-            });
-        }
-    }
-    let raw_rules = settings::spec_of(settings)
-        .get("rules")
-        .and_then(Json::as_array)
-        .unwrap_or_default();
-    let cached = Cached::new(cluster);
-    crate::global_context::seed(&cached, &spec.global_context_entries);
-    let (outcomes, audit_annotations) = evaluate(&spec, raw_rules, request, &cached, options);
+    // Kyverno's webhooks never see a policy with `admission: false`, nor a
+    // request its webhook's match conditions leave out.
+    let decision = if options.webhook {
+        webhook_decision(&spec, &request)?
+    } else {
+        Decision::Call
+    };
+    let (outcomes, audit_annotations) = if decision == Decision::Call {
+        let raw_rules = settings::spec_of(settings)
+            .get("rules")
+            .and_then(Json::as_array)
+            .unwrap_or_default();
+        let cached = Cached::new(cluster);
+        crate::global_context::seed(&cached, &spec.global_context_entries);
+        evaluate(&spec, raw_rules, request, &cached, options)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let policy_name = spec.policy_name.clone();
     options.teardown.release(spec);
     Ok(Evaluation {
         outcomes,
         audit_annotations,
         policy_name,
-        refusal: None,
+        refusal: match decision {
+            Decision::Refuse(message) => Some(message),
+            _ => None,
+        },
     })
+}
+
+/// What reaches the policy through an admission webhook: nothing with
+/// `admission: false`, else what its webhook match conditions decide. Match
+/// conditions compile without paths; only ones that do not compile are
+/// compiled again, with paths, to say where the problems are.
+fn webhook_decision(spec: &PolicySpec<'_>, request: &Value) -> Result<Decision, Diagnostics> {
+    if !spec.admission {
+        return Ok(Decision::Skip);
+    }
+    if spec.match_conditions.is_empty() {
+        return Ok(Decision::Call);
+    }
+    let mut diags = Diagnostics::quiet();
+    match MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags) {
+        Some(conditions) => Ok(conditions.decide(request, spec.errors_block)),
+        None => {
+            let mut diags = Diagnostics::default();
+            MatchConditions::compile(&spec.match_conditions, MATCH_CONDITIONS, &mut diags);
+            Err(diags)
+        }
+    }
 }
 
 /// Evaluates every rule that applies to the request, in Kyverno's order:

@@ -274,24 +274,11 @@ impl<'a> CompiledCel<'a> {
                         return (RuleStatus::Fail, message, e.code);
                     }
                     None => {
-                        return (
-                            RuleStatus::Fail,
-                            format!(
-                            "expression '{}' resulted in error: expected a bool, got {} `{value}`",
-                            e.text,
-                            value.type_name()
-                        ),
-                            None,
-                        )
+                        let error = format!("expected a bool, got {} `{value}`", value.type_name());
+                        return (RuleStatus::Fail, resulted_in_error(e.text, error), None);
                     }
                 },
-                Err(err) => {
-                    return (
-                        RuleStatus::Fail,
-                        format!("expression '{}' resulted in error: {err}", e.text),
-                        None,
-                    )
-                }
+                Err(err) => return (RuleStatus::Fail, resulted_in_error(e.text, err), None),
             }
         }
         (RuleStatus::Pass, String::new(), None)
@@ -439,6 +426,11 @@ fn definition_scope(group: &str, kind: &str, cluster: &Cached<'_>) -> Option<boo
     }
 }
 
+/// Kubernetes' words for an expression that could not be evaluated.
+fn resulted_in_error(text: &str, error: impl std::fmt::Display) -> String {
+    format!("expression '{text}' resulted in error: {error}")
+}
+
 /// Kubernetes' match-condition matcher (`matchconditions.Matcher`), which
 /// decides webhook `matchConditions` and, in Kyverno, `celPreconditions`:
 /// `Ok(false)` when a condition is false (whatever errors there are),
@@ -455,7 +447,7 @@ pub(crate) fn conditions_hold<'a>(
             Ok(value) if value.as_bool() == Some(false) => return Ok(false),
             Ok(_) => {}
             Err(e) => {
-                let error = format!("expression '{text}' resulted in error: {e}");
+                let error = resulted_in_error(text, e);
                 if !errors.contains(&error) {
                     errors.push(error);
                 }

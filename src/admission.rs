@@ -5,10 +5,9 @@ use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::json::Json;
-
-use crate::cluster::{Cluster, NoCluster};
-use crate::{engine, policy, verdict};
+use kyverno_engine::cluster::{Cluster, NoCluster};
+use kyverno_engine::json::Json;
+use kyverno_engine::{engine, policy, verdict};
 
 /// A ValidationRequest: the request as the engine reads it, and the
 /// settings as a tree borrowing the payload's text (see [`Json`]).

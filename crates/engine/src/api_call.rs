@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 
 use crate::cluster::{AccessReview, Cached, Lookup};
 use crate::resources::kind_of;
-use crate::settings::{unsendable, Unsendable};
 
 /// A namespaced `Policy` may call only paths in its own namespace, as
 /// Kyverno checks the cleaned path (`^/api(s)?/.*?/namespaces/([^/]+)`).
@@ -52,6 +51,57 @@ pub fn review_access(body: &Value, cluster: &Cached<'_>) -> Result<Value, String
         "spec": spec,
         "status": *status,
     }))
+}
+
+/// The one path a context entry may `POST` to: Kubewarden's `can_i`
+/// capability sends SubjectAccessReviews.
+pub const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+/// What `can_i` carries of a SubjectAccessReview's `spec`, and of its
+/// `resourceAttributes`.
+pub const ACCESS_REVIEW_FIELDS: &[&str] = &["resourceAttributes", "user", "groups"];
+pub const RESOURCE_ATTRIBUTE_FIELDS: &[&str] = &[
+    "group",
+    "name",
+    "namespace",
+    "resource",
+    "subresource",
+    "verb",
+    "version",
+];
+
+/// What of a SubjectAccessReview's `spec` Kubewarden's `can_i` cannot send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsendable<'s> {
+    /// A `spec` field other than [`ACCESS_REVIEW_FIELDS`].
+    Field(&'s str),
+    /// A `resourceAttributes` field other than [`RESOURCE_ATTRIBUTE_FIELDS`].
+    Attribute(&'s str),
+    /// No `resourceAttributes` object: `can_i` reviews resources only.
+    NoResourceAttributes,
+}
+
+/// Everything of `spec` that `can_i` cannot send, in order: the settings
+/// report them all, a review built at run time fails with the first.
+/// Unless `built`, `resourceAttributes` written as a string is a variable
+/// still to be substituted, checked when it is.
+pub fn unsendable(spec: &serde_json::Map<String, Value>, built: bool) -> Vec<Unsendable<'_>> {
+    let mut found: Vec<Unsendable> = spec
+        .keys()
+        .filter(|k| !ACCESS_REVIEW_FIELDS.contains(&k.as_str()))
+        .map(|k| Unsendable::Field(k))
+        .collect();
+    match spec.get("resourceAttributes") {
+        Some(Value::Object(attributes)) => found.extend(
+            attributes
+                .keys()
+                .filter(|k| !RESOURCE_ATTRIBUTE_FIELDS.contains(&k.as_str()))
+                .map(|k| Unsendable::Attribute(k)),
+        ),
+        Some(Value::String(_)) if !built => {}
+        _ => found.push(Unsendable::NoResourceAttributes),
+    }
+    found
 }
 
 const NO_RESOURCE_ATTRIBUTES: &str = "the SubjectAccessReview needs `resourceAttributes`: Kubewarden's `kubernetes/can_i` reviews access to resources";
@@ -325,7 +375,6 @@ pub fn shape_of(template: &str) -> String {
 mod tests {
     use super::*;
     use crate::cluster::Cluster;
-    use crate::settings::SUBJECT_ACCESS_REVIEWS;
     use serde_json::{json, Value};
 
     #[test]

@@ -10,6 +10,9 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::api_call::{
+    unsendable, Unsendable, ACCESS_REVIEW_FIELDS, RESOURCE_ATTRIBUTE_FIELDS, SUBJECT_ACCESS_REVIEWS,
+};
 use crate::json::{same_key, Json, JsonCow, Map};
 
 use crate::diagnostics::{index_path, key_path, Diagnostics};
@@ -801,23 +804,6 @@ fn parse_webhook_configuration(
 
 const EXCEPTION_API_VERSIONS: &[&str] = &["kyverno.io/v2", "kyverno.io/v2beta1"];
 
-/// The one path a context entry may `POST` to: Kubewarden's `can_i`
-/// capability sends SubjectAccessReviews.
-pub const SUBJECT_ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
-
-/// What `can_i` carries of a SubjectAccessReview's `spec`, and of its
-/// `resourceAttributes`.
-const ACCESS_REVIEW_FIELDS: &[&str] = &["resourceAttributes", "user", "groups"];
-const RESOURCE_ATTRIBUTE_FIELDS: &[&str] = &[
-    "group",
-    "name",
-    "namespace",
-    "resource",
-    "subresource",
-    "verb",
-    "version",
-];
-
 /// An `apiCall` (a context entry's or a global entry's) must be a GET of a
 /// Kubernetes path: the host capabilities make no other call (a context
 /// entry's SubjectAccessReview `POST` aside).
@@ -906,40 +892,6 @@ fn check_access_review_spec(spec: &Value, path: &str, diags: &mut Diagnostics) {
             ),
         }
     }
-}
-
-/// What of a SubjectAccessReview's `spec` Kubewarden's `can_i` cannot send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unsendable<'s> {
-    /// A `spec` field other than [`ACCESS_REVIEW_FIELDS`].
-    Field(&'s str),
-    /// A `resourceAttributes` field other than [`RESOURCE_ATTRIBUTE_FIELDS`].
-    Attribute(&'s str),
-    /// No `resourceAttributes` object: `can_i` reviews resources only.
-    NoResourceAttributes,
-}
-
-/// Everything of `spec` that `can_i` cannot send, in order: the settings
-/// report them all, a review built at run time fails with the first.
-/// Unless `built`, `resourceAttributes` written as a string is a variable
-/// still to be substituted, checked when it is.
-pub fn unsendable(spec: &serde_json::Map<String, Value>, built: bool) -> Vec<Unsendable<'_>> {
-    let mut found: Vec<Unsendable> = spec
-        .keys()
-        .filter(|k| !ACCESS_REVIEW_FIELDS.contains(&k.as_str()))
-        .map(|k| Unsendable::Field(k))
-        .collect();
-    match spec.get("resourceAttributes") {
-        Some(Value::Object(attributes)) => found.extend(
-            attributes
-                .keys()
-                .filter(|k| !RESOURCE_ATTRIBUTE_FIELDS.contains(&k.as_str()))
-                .map(|k| Unsendable::Attribute(k)),
-        ),
-        Some(Value::String(_)) if !built => {}
-        _ => found.push(Unsendable::NoResourceAttributes),
-    }
-    found
 }
 
 /// Opens a Kyverno resource manifest, checking its kind and version.

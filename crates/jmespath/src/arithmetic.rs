@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::kyverno::{
+use crate::arguments::{
     arg, finite_number, generic, go_f64_to_i64, go_format_g, int_number, non_int_modulo,
     number_arg, type_mismatch, zero_division, FunctionError,
 };

@@ -4,9 +4,26 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use super::go;
-use super::types::{ArgType as T, Signature};
-use super::{eval, Arg, Node, SearchError};
+use std::borrow::Cow;
+
+use crate::ast::Node;
+use crate::compare::equal;
+use crate::error::SearchError;
+use crate::go;
+use crate::types::{ArgType as T, Signature};
+
+/// A function argument: a value, or an expression reference.
+pub(crate) enum Arg<'a> {
+    Value(Cow<'a, Value>),
+    Expref(Expref<'a>),
+}
+
+/// An expression reference (`&expr`) with the evaluator that applies it,
+/// so the functions never call back into the interpreter by name.
+pub(crate) struct Expref<'a> {
+    pub node: &'a Node,
+    pub apply: fn(&Node, &Value) -> Result<Value, SearchError>,
+}
 
 const ANY: &[T] = &[T::Any];
 const NUM: &[T] = &[T::Number];
@@ -71,9 +88,9 @@ fn value<'b>(args: &'b [Arg<'_>], i: usize) -> &'b Value {
     }
 }
 
-fn expref<'b>(args: &'b [Arg<'_>], i: usize) -> Option<&'b Node> {
+fn expref<'b, 'a>(args: &'b [Arg<'a>], i: usize) -> Option<&'b Expref<'a>> {
     match args.get(i) {
-        Some(Arg::Expref(node)) => Some(node),
+        Some(Arg::Expref(expref)) => Some(expref),
         _ => None,
     }
 }
@@ -86,9 +103,9 @@ fn items(v: &Value) -> &[Value] {
     v.as_array().map_or(&[], Vec::as_slice)
 }
 
-/// Applies an expression reference to one element, as go-jmespath does.
-fn apply(node: &Node, element: &Value) -> Result<Value, SearchError> {
-    super::absorb(eval(node, element)).and_then(super::owned)
+/// Applies an expression reference to one element.
+fn apply(expref: &Expref<'_>, element: &Value) -> Result<Value, SearchError> {
+    (expref.apply)(expref.node, element)
 }
 
 /// Orders numbers or strings; anything else is a type error.
@@ -106,7 +123,7 @@ fn order(a: &Value, b: &Value, name: &str) -> Result<Ordering, SearchError> {
     }
 }
 
-pub(super) fn call(name: &str, args: &[Arg<'_>]) -> Result<Value, SearchError> {
+pub(crate) fn call(name: &str, args: &[Arg<'_>]) -> Result<Value, SearchError> {
     let a = value(args, 0);
     Ok(match name {
         "abs" => go::number(f64_of(a).abs()),
@@ -124,7 +141,7 @@ pub(super) fn call(name: &str, args: &[Arg<'_>]) -> Result<Value, SearchError> {
             let needle = value(args, 1);
             Value::Bool(match a {
                 Value::String(s) => needle.as_str().is_some_and(|n| s.contains(n)),
-                _ => items(a).iter().any(|item| super::equal(item, needle)),
+                _ => items(a).iter().any(|item| equal(item, needle)),
             })
         }
         "ends_with" => Value::Bool(

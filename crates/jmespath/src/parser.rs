@@ -10,7 +10,9 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::{functions, kyverno, Comparator, CompileError, Function, Name, Node, MAX_DEPTH};
+use crate::ast::{Comparator, Function, Name, Node};
+use crate::error::{check_arity, syntax_error, CompileError, MAX_DEPTH};
+use crate::{functions, kyverno};
 
 /// A token's binding power below which a projection stops.
 const PROJECTION_STOP: usize = 10;
@@ -133,8 +135,7 @@ enum ParseError {
 /// Parses `text` and checks its functions (known, with the right number of
 /// arguments), `&expression`s (only as arguments) and nesting.
 pub(crate) fn parse(text: &Rc<str>) -> Result<Node, CompileError> {
-    let syntax =
-        |e: SyntaxError| CompileError::Syntax(crate::syntax_error(text, e.offset, &e.reason));
+    let syntax = |e: SyntaxError| CompileError::Syntax(syntax_error(text, e.offset, &e.reason));
     let tokens = lex(text).map_err(syntax)?;
     let mut parser = Parser {
         text,
@@ -189,7 +190,7 @@ fn check(node: &Node, depth: usize) -> Result<(), CompileError> {
         Node::MultiHash(pairs) => pairs.iter().try_for_each(|(_, v)| next(v)),
         Node::Unresolved(name, _) => Err(CompileError::UnknownFunction(name.as_str().to_string())),
         Node::Function(function, args) => {
-            crate::check_arity(function.signature(), args.len())?;
+            check_arity(function.signature(), args.len())?;
             // An argument `&expr` stands for its expression, one level down.
             args.iter().try_for_each(|a| match a {
                 Node::Expref(inner) => next(inner),

@@ -1,5 +1,9 @@
+use std::borrow::Cow;
+
+use serde_json::{json, Value};
+
 use super::*;
-use serde_json::json;
+use crate::query::CACHE_TEXT;
 
 fn search(expr: &str, data: &Value) -> Result<Value, String> {
     let q = Query::compile(expr).map_err(|e| e.to_string())?;

@@ -12,7 +12,7 @@ type ZoneParts<'a> = (&'a [u8], &'a [u8], &'a [u8], usize);
 
 use serde_json::Value;
 
-use super::kyverno::{go_parse_int, string_arg, FunctionError};
+use crate::arguments::{go_parse_int, string_arg, FunctionError};
 use kube_units::duration;
 
 /// `time.RFC3339`.

@@ -9,7 +9,7 @@ use kube_units::small_regex::Small;
 use regex_lite::{Captures, Regex};
 use serde_json::Value;
 
-use super::{arg, generic, iface_to_string, invalid_type, string_arg, FunctionError};
+use crate::arguments::{arg, generic, iface_to_string, invalid_type, string_arg, FunctionError};
 
 thread_local! {
     /// Engines compiled on this instance, by pattern: a projection calls a

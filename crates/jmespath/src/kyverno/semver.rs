@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use kube_units::semver::{compare, parse as parse_version, Version};
 
-use super::go_quote;
+use kube_units::quote::go_quote;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Comparator {

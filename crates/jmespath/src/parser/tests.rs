@@ -7,7 +7,8 @@ use jmespath::ast::{Ast, Comparator as AstComparator};
 
 use serde_json::Value;
 
-use crate::{Comparator, CompileError, Function, Node, MAX_DEPTH};
+use crate::ast::{Comparator, Function, Node};
+use crate::error::{check_arity, syntax_error, CompileError, MAX_DEPTH};
 
 fn comparator_of(c: &AstComparator) -> Comparator {
     match c {
@@ -27,7 +28,7 @@ fn reference(text: &str) -> Result<Node, CompileError> {
             jmespath::ErrorReason::Parse(p) => p.clone(),
             jmespath::ErrorReason::Runtime(_) => String::new(),
         };
-        CompileError::Syntax(crate::syntax_error(text, e.offset, &reason))
+        CompileError::Syntax(syntax_error(text, e.offset, &reason))
     })?;
     reference_convert(&ast, text, 0)
 }
@@ -106,7 +107,7 @@ fn reference_convert(ast: &Ast, text: &str, depth: usize) -> Result<Node, Compil
                 .or_else(|| crate::functions::signature(name).map(Function::Standard))
                 .ok_or_else(|| CompileError::UnknownFunction(name.clone()))?;
             let signature = function.signature();
-            crate::check_arity(signature, args.len())?;
+            check_arity(signature, args.len())?;
             let args = args
                 .iter()
                 .map(|a| match a {

@@ -12,9 +12,9 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use crate::arguments::{
-    arg, generic, go_base64_decode, go_f64_to_i64, go_format_g, go_format_g32,
-    go_quote, iface_to_string, int_number, invalid_type, number, number_arg,
-    sorted_object, string_arg, FunctionError,
+    arg, generic, go_base64_decode, go_f64_to_i64, go_format_g, go_format_g32, go_quote,
+    iface_to_string, int_number, invalid_type, number, number_arg, sorted_object, string_arg,
+    FunctionError,
 };
 use crate::types::{ArgType, Signature};
 

@@ -3,10 +3,17 @@
 
 use std::cell::RefCell;
 
+use crate::ast::Ast;
 use crate::error::EvalError;
+use crate::program::Program;
 use crate::regex::RegexCache;
 use crate::value::Value;
-use crate::{eval, Budget, Program};
+
+/// A variable read: its value, known already, or its tree to evaluate.
+pub(crate) enum Variable<'a> {
+    Known(Result<Value<'a>, EvalError>),
+    Evaluate(&'a Ast),
+}
 
 /// The state of one composited variable.
 #[derive(Clone)]
@@ -84,18 +91,15 @@ impl<'a> Activation<'a> {
             .map(|(i, _)| i)
     }
 
-    /// The value of variable `index`, evaluated now if not yet.
-    pub(crate) fn read_variable(
-        &self,
-        index: usize,
-        budget: &mut Budget,
-        depth: usize,
-    ) -> Result<Value<'a>, EvalError> {
+    /// Variable `index`'s value when it has one; else marks it being
+    /// evaluated and hands back its tree, for the evaluator to evaluate
+    /// and [`Activation::finish_variable`] to keep.
+    pub(crate) fn begin_variable(&self, index: usize) -> Result<Variable<'a>, EvalError> {
         let busy = || EvalError::msg("variables are being read while evaluated");
         {
             let cache = self.cache.try_borrow().map_err(|_| busy())?;
             match cache.get(index) {
-                Some(Slot::Done(result)) => return result.clone(),
+                Some(Slot::Done(result)) => return Ok(Variable::Known(result.clone())),
                 Some(Slot::Running) => return Err(busy()),
                 _ => {}
             }
@@ -105,9 +109,16 @@ impl<'a> Activation<'a> {
             None => return Err(EvalError::msg("no such variable")),
         };
         self.set(index, Slot::Running)?;
-        let result = eval::evaluate(&program.ast, self, budget, depth, index);
-        self.set(index, Slot::Done(result.clone()))?;
-        result
+        Ok(Variable::Evaluate(&program.ast))
+    }
+
+    /// Keeps variable `index`'s result, error or not.
+    pub(crate) fn finish_variable(
+        &self,
+        index: usize,
+        result: &Result<Value<'a>, EvalError>,
+    ) -> Result<(), EvalError> {
+        self.set(index, Slot::Done(result.clone()))
     }
 
     fn set(&self, index: usize, slot: Slot<'a>) -> Result<(), EvalError> {

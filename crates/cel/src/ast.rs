@@ -4,7 +4,7 @@
 //! two allocations (bytes literals add a third) and dropping it never
 //! recurses.
 
-use crate::functions::Func;
+use crate::func::Func;
 use crate::value::Type;
 
 pub(crate) type NodeId = u32;

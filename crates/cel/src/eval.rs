@@ -4,12 +4,16 @@
 
 use std::rc::Rc;
 
-use crate::activation::Activation;
+use crate::activation::{Activation, Variable};
 use crate::ast::{Ast, Comprehension, MacroKind, Node, NodeId, Words};
+use crate::budget::Budget;
 use crate::error::EvalError;
-use crate::functions::{self, no_overload, Func};
+use crate::func::Func;
+use crate::library;
+use crate::ops;
+use crate::program::Program;
+use crate::value::no_overload;
 use crate::value::{Bin, Key, ListIter, Map, MapIter, Str, Value};
-use crate::{ops, Budget};
 
 /// Deepest evaluation recursion, counting variables that read variables.
 const MAX_EVAL_DEPTH: usize = 1_000;
@@ -212,7 +216,7 @@ impl<'e, 'a> Eval<'e, 'a> {
             return select(v, name, false);
         }
         match self.act.variable_index(name, self.visible) {
-            Some(i) => self.act.read_variable(i, self.budget, self.depth),
+            Some(i) => read_variable(self.act, i, self.budget, self.depth),
             None => Err(EvalError::UndeclaredReference(format!(
                 "variables.{}",
                 text(name)
@@ -225,7 +229,7 @@ impl<'e, 'a> Eval<'e, 'a> {
         let names: Vec<(usize, &'a str)> = self.act.variable_names(self.visible).collect();
         let mut entries = Vec::with_capacity(names.len());
         for (i, name) in names {
-            let v = self.act.read_variable(i, self.budget, self.depth)?;
+            let v = read_variable(self.act, i, self.budget, self.depth)?;
             entries.push((Key::String(Str::Borrowed(name)), v));
         }
         let map = Map::new(entries).map_err(|_| EvalError::msg("duplicate variable names"))?;
@@ -344,7 +348,7 @@ impl<'e, 'a> Eval<'e, 'a> {
                 let id = ast.word(args, i).ok_or_else(invalid)?;
                 values.push(self.eval(id)?);
             }
-            return functions::call(func, &values, self.budget, self.act.regexes());
+            return library::call(func, &values, self.budget, self.act.regexes());
         }
         for (i, slot) in buf.iter_mut().enumerate().take(count) {
             let Some(id) = ast.word(args, i) else {
@@ -352,7 +356,7 @@ impl<'e, 'a> Eval<'e, 'a> {
             };
             *slot = self.eval(id)?;
         }
-        functions::call(
+        library::call(
             func,
             buf.get(..count).unwrap_or(&[]),
             self.budget,
@@ -545,7 +549,7 @@ impl<'e, 'a> Eval<'e, 'a> {
                 Ok(Value::Map(Rc::new(map)))
             }
             MacroKind::SortBy => {
-                let order = crate::lists::sorted_order(&keys, self.budget)?;
+                let order = crate::library::lists::sorted_order(&keys, self.budget)?;
                 Ok(Value::list(
                     order
                         .into_iter()
@@ -652,7 +656,7 @@ fn list_index(idx: &Value<'_>) -> Result<i64, EvalError> {
         Value::Int(i) => Ok(*i),
         Value::Uint(u) => i64::try_from(*u)
             .map_err(|_| EvalError::msg(format!("unsupported index value {u} in list"))),
-        Value::Double(d) => crate::stdlib::double_to_int(*d)
+        Value::Double(d) => crate::library::stdlib::double_to_int(*d)
             .ok()
             .filter(|i| {
                 #[allow(clippy::cast_precision_loss)]
@@ -688,5 +692,35 @@ fn index_value<'a>(v: Value<'a>, idx: &Value<'_>, optional: bool) -> Result<Valu
                 EvalError::NoSuchKey(idx.to_string())
             }
         }),
+    }
+}
+
+impl Program {
+    /// Evaluates the program against `activation`, charging each step to
+    /// `budget`.
+    pub fn evaluate<'a>(
+        &'a self,
+        activation: &Activation<'a>,
+        budget: &mut Budget,
+    ) -> Result<Value<'a>, EvalError> {
+        evaluate(&self.ast, activation, budget, 0, usize::MAX)
+    }
+}
+
+/// The value of composited variable `index`, evaluated now, in
+/// `activation`, if not yet.
+fn read_variable<'a>(
+    activation: &Activation<'a>,
+    index: usize,
+    budget: &mut Budget,
+    depth: usize,
+) -> Result<Value<'a>, EvalError> {
+    match activation.begin_variable(index)? {
+        Variable::Known(result) => result,
+        Variable::Evaluate(ast) => {
+            let result = evaluate(ast, activation, budget, depth, index);
+            activation.finish_variable(index, &result)?;
+            result
+        }
     }
 }

@@ -1,15 +1,9 @@
-//! Kubernetes' CEL format library: `format.named(name)`, the
-//! `format.<name>()` constants and `<format>.validate(text)`, which is
-//! `optional.none()` for valid text and else the list of what is wrong,
-//! worded as the Kubernetes validators word it.
-
-use std::rc::Rc;
+//! The named formats of Kubernetes' CEL format library and their
+//! validators, which list what is wrong with a text worded as the
+//! Kubernetes validators word it. The functions (`format.named(name)`,
+//! `format.<name>()`, `<format>.validate(text)`) are in `library::format`.
 
 use kube_units::quote::go_quote;
-
-use crate::error::EvalError;
-use crate::functions::{no_overload, Func};
-use crate::value::Value;
 
 /// One of the library's named formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,26 +110,6 @@ impl NamedFormat {
             F::Date => problem(is_date(bytes), "invalid date"),
             F::Datetime => problem(is_datetime(bytes), "invalid datetime"),
         }
-    }
-}
-
-pub(crate) fn call<'a>(func: Func, args: &[Value<'a>]) -> Result<Value<'a>, EvalError> {
-    match (func, args) {
-        (Func::FormatOf(format), []) => Ok(Value::Format(format)),
-        (Func::FormatNamed, [Value::String(name)]) => Ok(Value::optional(
-            NamedFormat::from_name(name).map(Value::Format),
-        )),
-        (Func::FormatValidate, [Value::Format(format), Value::String(text)]) => {
-            let problems = format.validate(text);
-            Ok(if problems.is_empty() {
-                Value::Optional(None)
-            } else {
-                Value::Optional(Some(Rc::new(Value::list(
-                    problems.into_iter().map(Value::string).collect(),
-                ))))
-            })
-        }
-        _ => Err(no_overload(func.name(), args)),
     }
 }
 

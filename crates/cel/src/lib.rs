@@ -29,129 +29,34 @@
 
 mod activation;
 mod ast;
+mod budget;
 mod error;
 mod eval;
 mod format;
-mod functions;
+mod func;
 mod ip;
 mod lexer;
-mod lists;
+mod library;
 mod ops;
-mod optional;
 mod parser;
+mod program;
 mod quantity;
 mod regex;
-mod semver;
-mod stdlib;
-mod strings;
 mod time;
 mod url;
 mod value;
 
 pub use activation::Activation;
+pub use budget::Budget;
 pub use error::{EvalError, SyntaxError};
 pub use ip::Cidr;
+pub use program::{compile, Program};
+pub use time::Timestamp;
 pub use url::Url;
-pub use value::{Bin, Key, Map, Str, Timestamp, Type, Value};
+pub use value::{Bin, Key, Map, Str, Type, Value};
 
 /// Deepest nesting a program may have (parentheses, calls, operators).
 pub const MAX_DEPTH: usize = parser::MAX_DEPTH;
-
-/// A compiled expression: immutable, cheap to keep and to evaluate many
-/// times.
-#[derive(Debug, Clone)]
-pub struct Program {
-    ast: ast::Ast,
-}
-
-/// Parses `text`, expands macros and resolves every function it calls.
-pub fn compile(text: &str) -> Result<Program, SyntaxError> {
-    Ok(Program {
-        ast: parser::parse(text)?,
-    })
-}
-
-impl Program {
-    /// Compiles the program's literal regex patterns (of `matches`, `find`
-    /// and `findAll`), as Kubernetes' CEL environment does when it compiles
-    /// an expression: the first that does not compile is an error. Not
-    /// part of [`compile`], so that a request builds only the regexes it
-    /// uses; checking a policy's settings runs it.
-    pub fn check_patterns(&self) -> Result<(), SyntaxError> {
-        for pattern in &self.ast.patterns {
-            if !regex::is_valid(self.ast.str(pattern.text)) {
-                let source = self.ast.text.get(..self.ast.source_len).unwrap_or_default();
-                return Err(SyntaxError::check(
-                    source,
-                    pattern.at as usize,
-                    format!("invalid {} argument", pattern.func.name()),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Evaluates the program against `activation`, charging each step to
-    /// `budget`.
-    pub fn evaluate<'a>(
-        &'a self,
-        activation: &Activation<'a>,
-        budget: &mut Budget,
-    ) -> Result<Value<'a>, EvalError> {
-        eval::evaluate(&self.ast, activation, budget, 0, usize::MAX)
-    }
-}
-
-/// The evaluation cost allowed, in steps: a node visited, an iteration of
-/// a comprehension, or a slice of the data a function goes through (about
-/// one per 10 bytes of a string, one per list element).
-#[derive(Debug, Clone)]
-pub struct Budget {
-    remaining: u64,
-}
-
-impl Budget {
-    /// Kubernetes' per-expression runtime cost limit.
-    pub const DEFAULT_LIMIT: u64 = 1_000_000;
-
-    pub fn new(limit: u64) -> Self {
-        Self { remaining: limit }
-    }
-
-    /// What is left of the budget.
-    pub fn remaining(&self) -> u64 {
-        self.remaining
-    }
-
-    pub(crate) fn charge(&mut self, cost: u64) -> Result<(), EvalError> {
-        match self.remaining.checked_sub(cost) {
-            Some(left) => {
-                self.remaining = left;
-                Ok(())
-            }
-            None => {
-                self.remaining = 0;
-                Err(EvalError::CostBudgetExceeded)
-            }
-        }
-    }
-
-    /// Work proportional to `bytes` of text.
-    pub(crate) fn charge_len(&mut self, bytes: usize) -> Result<(), EvalError> {
-        self.charge(u64::try_from(bytes / 10).unwrap_or(u64::MAX))
-    }
-
-    /// Work proportional to `items` elements.
-    pub(crate) fn charge_items(&mut self, items: usize) -> Result<(), EvalError> {
-        self.charge(u64::try_from(items).unwrap_or(u64::MAX))
-    }
-}
-
-impl Default for Budget {
-    fn default() -> Self {
-        Self::new(Self::DEFAULT_LIMIT)
-    }
-}
 
 #[cfg(test)]
 mod test_support {

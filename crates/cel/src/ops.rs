@@ -5,10 +5,12 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 use crate::ast::BinOp;
+use crate::budget::Budget;
 use crate::error::EvalError;
-use crate::functions::no_overload;
-use crate::value::{cmp_numbers, equal, Bin, Str, Timestamp, Value};
-use crate::{time, Budget};
+use crate::time;
+use crate::time::Timestamp;
+use crate::value::no_overload;
+use crate::value::{cmp_numbers, equal, Bin, Str, Value};
 
 pub(crate) fn negate(v: Value<'_>) -> Result<Value<'_>, EvalError> {
     match v {

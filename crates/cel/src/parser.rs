@@ -12,7 +12,7 @@
 
 use crate::ast::{Ast, BinOp, Comprehension, LiteralPattern, MacroKind, Node, NodeId, Span, Words};
 use crate::error::SyntaxError;
-use crate::functions::{self, Func, ResolveError};
+use crate::func::{self, Func, ResolveError};
 use crate::lexer::{Lexer, Tok};
 use crate::value::Type;
 
@@ -915,8 +915,9 @@ impl<'s> Parser<'s> {
         };
         match func {
             Func::Duration | Func::Timestamp => {
-                let value = crate::Value::String(crate::Str::Borrowed(self.text(span)));
-                if crate::time::call(func, &[value]).is_err() {
+                let value =
+                    crate::value::Value::String(crate::value::Str::Borrowed(self.text(span)));
+                if crate::library::time::call(func, &[value]).is_err() {
                     return Err(self.check_error(at, format!("invalid {} argument", func.name())));
                 }
             }
@@ -938,7 +939,7 @@ impl<'s> Parser<'s> {
         self.scratch.push(target.id());
         let (argc, height, first_at) = self.call_args()?;
         if let Some(Node::Ident(ns)) = self.node(target.id()) {
-            if let Some(qualified) = functions::namespaced(self.text(*ns), name) {
+            if let Some(qualified) = func::namespaced(self.text(*ns), name) {
                 let func = self.resolve(qualified, false, argc, at)?;
                 let result = self.push_call(func, base + 1, height.saturating_add(1), at);
                 self.scratch.truncate(base);
@@ -958,7 +959,7 @@ impl<'s> Parser<'s> {
 
     #[inline(never)]
     fn resolve(&self, name: &str, member: bool, argc: usize, at: usize) -> PResult<Func> {
-        functions::resolve(name, member, argc).map_err(|e| match e {
+        func::resolve(name, member, argc).map_err(|e| match e {
             ResolveError::Unknown => self.check_error(at, format!("unknown function `{name}`")),
             ResolveError::Arity(takes) => {
                 self.check_error(at, format!("function `{name}` takes {takes}, not {argc}"))

@@ -1,28 +1,22 @@
-//! Kubernetes' URL library: `url()` accepts what Go's
+//! URLs as Kubernetes' URL library parses them: what Go's
 //! `url.ParseRequestURI` accepts (an absolute URI or an absolute path),
-//! and the getters read the parts as Go's `url.Parse` splits them.
-
-use std::rc::Rc;
+//! split into parts as Go's `url.Parse` splits them. The functions are in
+//! `library::url`.
 
 use kube_units::quote::{go_quote, go_quote_bytes};
-
-use crate::error::EvalError;
-use crate::functions::{no_overload, Func};
-use crate::value::{Key, Map, Str, Value};
-use crate::Budget;
 
 /// A parsed URL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Url {
-    raw: String,
-    scheme: String,
+    pub(crate) raw: String,
+    pub(crate) scheme: String,
     /// `host[:port]`, brackets kept for IPv6.
-    host: String,
+    pub(crate) host: String,
     /// The path, unescaped.
-    path: String,
+    pub(crate) path: String,
     /// The path as written, when it differs from the default escaping.
-    raw_path: String,
-    raw_query: String,
+    pub(crate) raw_path: String,
+    pub(crate) raw_query: String,
 }
 
 impl Url {
@@ -32,43 +26,8 @@ impl Url {
     }
 }
 
-pub(crate) fn call<'a>(
-    func: Func,
-    args: &[Value<'a>],
-    budget: &mut Budget,
-) -> Result<Value<'a>, EvalError> {
-    let fail = || no_overload(func.name(), args);
-    match (func, args) {
-        (Func::Url, [Value::String(s)]) => {
-            budget.charge_len(s.len())?;
-            parse(s).map(|u| Value::Url(Rc::new(u))).map_err(|e| {
-                EvalError::msg(format!(
-                    "URL parse error during conversion from string: parse {}: {e}",
-                    go_quote(s)
-                ))
-            })
-        }
-        (Func::IsUrl, [Value::String(s)]) => {
-            budget.charge_len(s.len())?;
-            Ok(Value::Bool(parse_request_uri(s).is_ok()))
-        }
-        (Func::GetScheme, [Value::Url(u)]) => Ok(Value::string(u.scheme.clone())),
-        (Func::GetHost, [Value::Url(u)]) => Ok(Value::string(u.host.clone())),
-        (Func::GetHostname, [Value::Url(u)]) => {
-            Ok(Value::string(split_host_port(&u.host).0.into()))
-        }
-        (Func::GetPort, [Value::Url(u)]) => Ok(Value::string(split_host_port(&u.host).1.into())),
-        (Func::GetEscapedPath, [Value::Url(u)]) => Ok(Value::string(escaped_path(u))),
-        (Func::GetQuery, [Value::Url(u)]) => {
-            budget.charge_len(u.raw_query.len())?;
-            query(&u.raw_query)
-        }
-        _ => Err(fail()),
-    }
-}
-
 /// `url.ParseRequestURI` to validate, then `url.Parse` for the parts.
-fn parse(s: &str) -> Result<Url, String> {
+pub(crate) fn parse(s: &str) -> Result<Url, String> {
     parse_request_uri(s)?;
     let without_fragment = s.split_once('#').map_or(s, |(u, _)| u);
     let mut url = parse_go(without_fragment, false)?;
@@ -270,7 +229,7 @@ fn parse_host(scheme: &str, host: &str) -> Result<String, String> {
 }
 
 /// Go's `splitHostPort`: host without brackets, and port.
-fn split_host_port(host_port: &str) -> (&str, &str) {
+pub(crate) fn split_host_port(host_port: &str) -> (&str, &str) {
     let (mut host, mut port) = (host_port, "");
     if let Some(i) = host_port.rfind(':') {
         let candidate = host_port.get(i..).unwrap_or("");
@@ -294,7 +253,7 @@ fn hex_value(c: u8) -> Option<u8> {
 /// Percent-decoding; `plus` turns `+` into a space (query components).
 /// Which part of a URL `unescape` reads, as Go's `encoding` modes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Path,
     /// A query component: `+` is a space.
     Query,
@@ -307,7 +266,7 @@ enum Mode {
 }
 
 /// Go's `unescape`, with its errors.
-fn unescape(s: &str, mode: Mode) -> Result<String, String> {
+pub(crate) fn unescape(s: &str, mode: Mode) -> Result<String, String> {
     let b = s.as_bytes();
     let hosty = matches!(mode, Mode::Host | Mode::Zone);
     let mut out = Vec::with_capacity(b.len());
@@ -393,7 +352,7 @@ fn escape_path(path: &str) -> String {
 }
 
 /// Go's `URL.EscapedPath`.
-fn escaped_path(u: &Url) -> String {
+pub(crate) fn escaped_path(u: &Url) -> String {
     if !u.raw_path.is_empty() {
         let valid = u.raw_path.bytes().all(|c| {
             matches!(
@@ -423,69 +382,4 @@ fn escaped_path(u: &Url) -> String {
         return "*".into();
     }
     escape_path(&u.path)
-}
-
-/// Go's `URL.Query()`: pairs that do not decode are skipped.
-fn query<'a>(raw: &str) -> Result<Value<'a>, EvalError> {
-    let mut entries: Vec<(String, Vec<Value<'a>>)> = Vec::new();
-    for pair in raw.split('&') {
-        if pair.is_empty() || pair.contains(';') {
-            continue;
-        }
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let (Ok(k), Ok(v)) = (unescape(k, Mode::Query), unescape(v, Mode::Query)) else {
-            continue;
-        };
-        match entries.iter_mut().find(|(key, _)| *key == k) {
-            Some((_, values)) => values.push(Value::string(v)),
-            None => entries.push((k, vec![Value::string(v)])),
-        }
-    }
-    let entries = entries
-        .into_iter()
-        .map(|(k, v)| (Key::String(Str::from(k)), Value::list(v)))
-        .collect();
-    Map::new(entries)
-        .map(|m| Value::Map(Rc::new(m)))
-        .map_err(|_| EvalError::msg("duplicate query key"))
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::test_support::eval_str;
-
-    #[test]
-    fn url_library_follows_go_net_url() {
-        let cases = [
-            ("scheme", "url('https://example.com/').getScheme()", "https"),
-            ("no_scheme", "url('/path').getScheme()", ""),
-            ("host_with_port", "url('https://example.com:80/').getHost()", "example.com:80"),
-            ("host", "url('https://example.com/').getHost()", "example.com"),
-            ("ipv6_host", "url('https://[::1]:80/').getHost()", "[::1]:80"),
-            ("no_host", "url('/path').getHost()", ""),
-            ("hostname", "url('https://example.com:80/').getHostname()", "example.com"),
-            ("ipv6_hostname", "url('https://[::1]:80/').getHostname()", "::1"),
-            ("port", "url('https://example.com:80/').getPort()", "80"),
-            ("no_port", "url('https://example.com/').getPort()", ""),
-            ("path", "url('https://example.com/path').getEscapedPath()", "/path"),
-            ("path_escaped", "url('https://example.com/path with spaces/').getEscapedPath()", "/path%20with%20spaces/"),
-            ("path_kept_encoded", "url('https://example.com/a%2Fb').getEscapedPath()", "/a%2Fb"),
-            ("empty_path", "url('https://example.com').getEscapedPath()", ""),
-            ("query", "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", "{\"k1\": [\"a\"], \"k2\": [\"b\", \"c\"]}"),
-            ("query_unescaped", "url('https://example.com/path?key with spaces=value+x%21').getQuery()", "{\"key with spaces\": [\"value x!\"]}"),
-            ("empty_query", "url('https://example.com/path?').getQuery()", "{}"),
-            ("fragment_not_in_query", "url('https://e.com/p?q=v#frag').getQuery()", "{\"q\": [\"v\"]}"),
-            ("user_info", "url('https://user:pass@example.com:80/path?query=val#fragment').getHostname()", "example.com"),
-            ("is_url", "isURL('https://user:pass@example.com:80/path?query=val#fragment')", "true"),
-            ("absolute_path_is_url", "isURL('/absolute-path')", "true"),
-            ("bad_port", "isURL('https://a:b:c/')", "false"),
-            ("relative_is_not_url", "isURL('../relative-path')", "false"),
-            ("bad_escape", "isURL('https://e.com/%zz')", "false"),
-            ("relative_error", "url('../relative-path')", "error: URL parse error during conversion from string: parse \"../relative-path\": invalid URI for request"),
-            ("equality", "url('https://e.com/a') == url('https://e.com/a')", "true"),
-        ];
-        for (name, expr, want) in cases {
-            assert_eq!(eval_str(expr), want, "{name}");
-        }
-    }
 }

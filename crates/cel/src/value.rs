@@ -11,11 +11,12 @@ use std::rc::Rc;
 use kube_units::quantity::QuantityValue;
 use kube_units::semver::Version;
 
+use crate::budget::Budget;
 use crate::error::EvalError;
 use crate::format::NamedFormat;
 use crate::ip::Cidr;
+use crate::time::Timestamp;
 use crate::url::Url;
-use crate::Budget;
 
 /// A string borrowed from the inputs or the program, or built while
 /// evaluating.
@@ -55,49 +56,6 @@ impl Deref for Bin<'_> {
             Bin::Borrowed(b) => b,
             Bin::Owned(b) => b,
         }
-    }
-}
-
-/// A point in time: seconds since the Unix epoch (UTC) and nanoseconds,
-/// with the UTC offset it was written in, which only `string()` shows
-/// (Go keeps a parsed time's zone). Equality and order ignore the offset.
-#[derive(Clone, Copy, Debug)]
-pub struct Timestamp {
-    pub(crate) secs: i64,
-    pub(crate) nanos: u32,
-    /// Seconds east of UTC.
-    pub(crate) offset: i32,
-}
-
-impl PartialEq for Timestamp {
-    fn eq(&self, other: &Self) -> bool {
-        (self.secs, self.nanos) == (other.secs, other.nanos)
-    }
-}
-
-impl Eq for Timestamp {}
-
-impl Ord for Timestamp {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.secs, self.nanos).cmp(&(other.secs, other.nanos))
-    }
-}
-
-impl PartialOrd for Timestamp {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Timestamp {
-    /// Seconds since the Unix epoch.
-    pub fn seconds(&self) -> i64 {
-        self.secs
-    }
-
-    /// Nanoseconds within the second.
-    pub fn nanos(&self) -> u32 {
-        self.nanos
     }
 }
 
@@ -850,6 +808,15 @@ impl fmt::Display for Value<'_> {
             Value::Semver(v) => write!(f, "{v}"),
             Value::Format(n) => f.write_str(n.name()),
         }
+    }
+}
+
+/// "no matching overload" for `function` applied to `args`.
+pub(crate) fn no_overload(function: &str, args: &[Value<'_>]) -> EvalError {
+    let types: Vec<&str> = args.iter().map(Value::type_name).collect();
+    EvalError::NoMatchingOverload {
+        function: function.to_string(),
+        args: types.join(", "),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::jmespath::work;
 use crate::settings::{Condition, Conditions, Deny};
 use crate::variables::{Document, VarError};
 
-pub use operators::Operator;
+pub use operators::{Operator, Spelling};
 
 /// Why a condition could not be evaluated.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -41,17 +41,30 @@ pub enum CompiledConditions {
 
 impl CompiledCondition {
     fn compile(c: &Condition, path: &str, delete: bool, diags: &mut Diagnostics) -> Option<Self> {
-        let operator = Operator::parse(&c.operator);
-        if operator.is_none() {
-            diags.push(
-                &diags.key_path(path, "operator"),
-                format!(
-                    "unknown operator `{}`; expected one of {}",
-                    c.operator,
-                    operators::NAMES.join(", ")
-                ),
-            );
-        }
+        let operator = match Operator::read(&c.operator) {
+            Spelling::Known(operator) => Some(operator),
+            Spelling::InexactComparison(exact) => {
+                diags.push(
+                    &diags.key_path(path, "operator"),
+                    format!(
+                        "write `{}` as `{exact}`: Kyverno compares only under the exact spelling, and in any other case the condition never holds",
+                        c.operator
+                    ),
+                );
+                None
+            }
+            Spelling::Unknown => {
+                diags.push(
+                    &diags.key_path(path, "operator"),
+                    format!(
+                        "unknown operator `{}`; expected one of {}",
+                        c.operator,
+                        operators::NAMES.join(", ")
+                    ),
+                );
+                None
+            }
+        };
         let key = Document::compile_referenced(c.key.as_ref(), delete);
         let value = Document::compile_referenced(c.value.as_ref(), delete);
         for (field, doc) in [("key", &key), ("value", &value)] {
@@ -318,9 +331,72 @@ mod tests {
     }
 
     #[test]
+    fn operators_read_in_any_case_as_kyvernos_engine_reads_them() {
+        let ctx = Context::from_value(json!({"a": "x", "n": 3}));
+        let cases = [
+            ("lowercase_equals", "equals", "{{a}}", json!("x"), true),
+            ("uppercase_equals", "EQUALS", "{{a}}", json!("y"), false),
+            (
+                "lowercase_deprecated_equal",
+                "equal",
+                "{{a}}",
+                json!("x"),
+                true,
+            ),
+            (
+                "mixed_case_anyin",
+                "anyIN",
+                "{{a}}",
+                json!(["x", "z"]),
+                true,
+            ),
+            (
+                "lowercase_allnotin",
+                "allnotin",
+                "{{a}}",
+                json!(["x"]),
+                false,
+            ),
+            ("exact_greater_than", "GreaterThan", "{{n}}", json!(2), true),
+        ];
+        for (name, operator, key, value, want) in cases {
+            let c =
+                conditions(json!({"all": [{"key": key, "operator": operator, "value": value}]}));
+            assert_eq!(c.evaluate(&ctx).unwrap().0, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_comparison_in_another_case_is_refused_with_its_spelling() {
+        let cases = [
+            ("lowercase", "greaterthan", "write `greaterthan` as `GreaterThan`: Kyverno compares only under the exact spelling"),
+            ("uppercase_duration", "DURATIONLESSTHAN", "write `DURATIONLESSTHAN` as `DurationLessThan`"),
+            ("unknown", "bigger", "unknown operator `bigger`; expected one of Equals"),
+        ];
+        for (name, operator, want) in cases {
+            let mut diags = Diagnostics::default();
+            let value = json!({"all": [{"key": "1", "operator": operator, "value": "2"}]});
+            let json = crate::json::Json::borrow(&value);
+            let parsed =
+                crate::settings::parse_conditions(&json, "deny.conditions", &mut diags).unwrap();
+            CompiledConditions::compile(&parsed, "deny.conditions", false, &mut diags);
+            let got: Vec<String> = diags
+                .into_errors()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert_eq!(got.len(), 1, "{name}: {got:?}");
+            assert!(
+                got[0].starts_with(&format!("deny.conditions.all[0].operator: {want}")),
+                "{name}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
     fn bad_operators_and_expressions_are_settings_problems() {
         let mut diags = Diagnostics::default();
-        let value = json!({"all": [{"key": "{{ a.[ }}", "operator": "equals", "value": "x"}]});
+        let value = json!({"all": [{"key": "{{ a.[ }}", "operator": "bigger", "value": "x"}]});
         let json = crate::json::Json::borrow(&value);
         let parsed =
             crate::settings::parse_conditions(&json, "deny.conditions", &mut diags).unwrap();
@@ -332,7 +408,7 @@ mod tests {
             .collect();
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(
-            got[0].starts_with("deny.conditions.all[0].operator: unknown operator `equals`"),
+            got[0].starts_with("deny.conditions.all[0].operator: unknown operator `bigger`"),
             "{got:?}"
         );
         assert!(

@@ -151,7 +151,8 @@ fn sprint_items<'v>(items: &'v [Value], origin: Origin) -> Vec<Cow<'v, str>> {
         .collect()
 }
 
-/// The operator names Kyverno's CRD accepts.
+/// The operator names Kyverno's CRD accepts (its engine reads them in any
+/// case).
 pub const NAMES: &[&str] = &[
     "Equals",
     "NotEquals",
@@ -213,7 +214,36 @@ pub enum Operator {
     Duration(Compare),
 }
 
+/// How an operator name reads: Kyverno's engine looks operators up
+/// without regard to case, but its comparison operators then compare only
+/// under their exact spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    Known(Operator),
+    /// A comparison operator in another case (`greaterthan`), which Kyverno
+    /// accepts and never holds; the spelling it needs.
+    InexactComparison(&'static str),
+    Unknown,
+}
+
 impl Operator {
+    /// The operator `name` spells, in any case, as Kyverno's
+    /// `CreateOperatorHandler` reads it.
+    pub fn read(name: &str) -> Spelling {
+        if let Some(exact) = Self::parse(name) {
+            return Spelling::Known(exact);
+        }
+        let Some(canonical) = NAMES.iter().find(|n| n.eq_ignore_ascii_case(name)) else {
+            return Spelling::Unknown;
+        };
+        match Self::parse(canonical) {
+            Some(Self::Numeric(_) | Self::Duration(_)) => Spelling::InexactComparison(canonical),
+            Some(op) => Spelling::Known(op),
+            None => Spelling::Unknown,
+        }
+    }
+
+    /// The operator `name` spells exactly.
     pub fn parse(name: &str) -> Option<Self> {
         use Compare::*;
         Some(match name {

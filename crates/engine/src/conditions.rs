@@ -374,17 +374,9 @@ mod tests {
             ("unknown", "bigger", "unknown operator `bigger`; expected one of Equals"),
         ];
         for (name, operator, want) in cases {
-            let mut diags = Diagnostics::default();
-            let value = json!({"all": [{"key": "1", "operator": operator, "value": "2"}]});
-            let json = crate::json::Json::borrow(&value);
-            let parsed =
-                crate::settings::parse_conditions(&json, "deny.conditions", &mut diags).unwrap();
-            CompiledConditions::compile(&parsed, "deny.conditions", false, &mut diags);
-            let got: Vec<String> = diags
-                .into_errors()
-                .iter()
-                .map(ToString::to_string)
-                .collect();
+            let got = settings_problems(
+                json!({"all": [{"key": "1", "operator": operator, "value": "2"}]}),
+            );
             assert_eq!(got.len(), 1, "{name}: {got:?}");
             assert!(
                 got[0].starts_with(&format!("deny.conditions.all[0].operator: {want}")),
@@ -393,19 +385,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn bad_operators_and_expressions_are_settings_problems() {
+    /// What parsing and compiling `value` as `deny.conditions` reports.
+    fn settings_problems(value: Value) -> Vec<String> {
         let mut diags = Diagnostics::default();
-        let value = json!({"all": [{"key": "{{ a.[ }}", "operator": "bigger", "value": "x"}]});
         let json = crate::json::Json::borrow(&value);
         let parsed =
             crate::settings::parse_conditions(&json, "deny.conditions", &mut diags).unwrap();
         CompiledConditions::compile(&parsed, "deny.conditions", false, &mut diags);
-        let got: Vec<String> = diags
+        diags
             .into_errors()
             .iter()
             .map(ToString::to_string)
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn bad_operators_and_expressions_are_settings_problems() {
+        let got = settings_problems(
+            json!({"all": [{"key": "{{ a.[ }}", "operator": "bigger", "value": "x"}]}),
+        );
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(
             got[0].starts_with("deny.conditions.all[0].operator: unknown operator `bigger`"),

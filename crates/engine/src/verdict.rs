@@ -39,7 +39,8 @@ pub struct Verdict {
 /// Failed and errored rules reject in Enforce (errors fail closed) and warn
 /// in Audit; passing and skipped rules say nothing. Every failing rule is
 /// listed, not only the first; with the policy's name, the message starts
-/// with it, as Kyverno names the policy before its rules.
+/// with it, as Kyverno names the policy before its rules, and a warning
+/// reads as Kyverno's (`policy P.R: message`).
 pub fn decide(outcomes: &[RuleOutcome], policy: Option<&str>) -> Verdict {
     let mut blocking = Vec::new();
     let mut warnings = Vec::new();
@@ -54,7 +55,12 @@ pub fn decide(outcomes: &[RuleOutcome], policy: Option<&str>) -> Verdict {
                 code = code.or(outcome.code);
                 blocking.push(line)
             }
-            FailureAction::Audit => warnings.push(line),
+            // Kyverno's admission warning (`policy P.R: message`) when the
+            // policy's name is known.
+            FailureAction::Audit => warnings.push(match policy {
+                Some(policy) => format!("policy {policy}.{line}"),
+                None => line,
+            }),
         }
     }
     Verdict {
@@ -168,6 +174,16 @@ mod tests {
             decide(&outcomes, Some("require-labels")).message.as_deref(),
             Some("require-labels: check-labels: validation error: label `team` is required")
         );
+    }
+
+    #[test]
+    fn with_the_policy_name_a_warning_reads_as_kyvernos() {
+        let outcomes = vec![outcome("a", RuleStatus::Fail, FailureAction::Audit)];
+        assert_eq!(
+            decide(&outcomes, Some("require-labels")).warnings,
+            vec!["policy require-labels.a: a says no"]
+        );
+        assert_eq!(decide(&outcomes, None).warnings, vec!["a: a says no"]);
     }
 
     #[test]

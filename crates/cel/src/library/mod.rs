@@ -5,17 +5,17 @@
 //! formats, timestamps) are defined, with their parsing, outside this
 //! module, which only binds them to functions.
 
-pub(crate) mod format;
-pub(crate) mod ip;
+mod format;
+mod ip;
 pub(crate) mod lists;
-pub(crate) mod optional;
-pub(crate) mod quantity;
-pub(crate) mod regex;
-pub(crate) mod semver;
+mod optional;
+mod quantity;
+mod regex;
+mod semver;
 pub(crate) mod stdlib;
-pub(crate) mod strings;
+mod strings;
 pub(crate) mod time;
-pub(crate) mod url;
+mod url;
 
 use crate::budget::Budget;
 use crate::error::EvalError;

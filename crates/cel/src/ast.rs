@@ -238,6 +238,18 @@ pub(crate) struct LiteralPattern {
     pub(crate) at: u32,
 }
 
+/// Word `i` of `words`, stored in `nodes` (three to an `Aux` node).
+#[inline]
+pub(crate) fn word(nodes: &[Node], words: Words, i: usize) -> Option<u32> {
+    if i >= words.len as usize {
+        return None;
+    }
+    match nodes.get(words.first as usize + i / 3)? {
+        Node::Aux(aux) => aux.get(i % 3).copied(),
+        _ => None,
+    }
+}
+
 impl Ast {
     #[inline]
     pub(crate) fn node(&self, id: NodeId) -> Option<&Node> {
@@ -267,13 +279,7 @@ impl Ast {
     /// Word `i` of `words`.
     #[inline]
     pub(crate) fn word(&self, words: Words, i: usize) -> Option<u32> {
-        if i >= words.len as usize {
-            return None;
-        }
-        match self.nodes.get(words.first as usize + i / 3)? {
-            Node::Aux(aux) => aux.get(i % 3).copied(),
-            _ => None,
-        }
+        word(&self.nodes, words, i)
     }
 
     /// The comprehension whose words start at node `first`.

@@ -34,6 +34,7 @@ mod error;
 mod eval;
 mod format;
 mod func;
+mod homogeneous;
 mod ip;
 mod lexer;
 mod library;

@@ -303,7 +303,7 @@ mod tests {
             ("null_equals_null", "null == null", "true"),
             (
                 "deep_list_equality",
-                "[1, [2, 'x']] == [1.0, [2u, 'x']]",
+                "[dyn(1), [dyn(2), 'x']] == [dyn(1.0), [dyn(2u), 'x']]",
                 "true",
             ),
             (

@@ -13,6 +13,7 @@
 use crate::ast::{Ast, BinOp, Comprehension, LiteralPattern, MacroKind, Node, NodeId, Span, Words};
 use crate::error::SyntaxError;
 use crate::func::{self, Func, ResolveError};
+use crate::homogeneous;
 use crate::lexer::{Lexer, Tok};
 use crate::value::Type;
 
@@ -67,6 +68,7 @@ fn parse_boxed(src: &str) -> PResult<Ast> {
         bytes: Vec::new(),
         scratch: Scratch::default(),
         recursion: 0,
+        format_args: 0,
     };
     p.advance()?;
     let root = p.expr()?;
@@ -143,6 +145,9 @@ struct Parser<'s> {
     /// being gathered, innermost last.
     scratch: Scratch,
     recursion: usize,
+    /// How many `format()` calls' arguments are being parsed: literals
+    /// there may mix types (see [`homogeneous`]).
+    format_args: u32,
 }
 
 /// A stack of words in the parser itself, until it outgrows it.
@@ -766,6 +771,16 @@ impl<'s> Parser<'s> {
             }
         }
         self.advance()?;
+        if self.format_args == 0 {
+            let words = self.scratch.words().get(base..).unwrap_or(&[]);
+            let elements = words
+                .chunks_exact(2)
+                .filter(|pair| pair.get(1) == Some(&0))
+                .filter_map(|pair| pair.first().copied());
+            if let Some(mismatch) = homogeneous::mismatch(&self.nodes, elements) {
+                return Err(self.check_error(at, mismatch.to_string()));
+            }
+        }
         let items = self.spill(base, at)?;
         self.push(Node::List(items), height.saturating_add(1), at)
     }
@@ -795,6 +810,17 @@ impl<'s> Parser<'s> {
             }
         }
         self.advance()?;
+        if self.format_args == 0 {
+            let words = self.scratch.words().get(base..).unwrap_or(&[]);
+            let entries = || words.chunks_exact(3).filter(|t| t.get(2) == Some(&0));
+            let keys = entries().filter_map(|t| t.first().copied());
+            let values = entries().filter_map(|t| t.get(1).copied());
+            let mismatch = homogeneous::mismatch(&self.nodes, keys)
+                .or_else(|| homogeneous::mismatch(&self.nodes, values));
+            if let Some(mismatch) = mismatch {
+                return Err(self.check_error(at, mismatch.to_string()));
+            }
+        }
         let entries = self.spill(base, at)?;
         self.push(Node::Map(entries), height.saturating_add(1), at)
     }
@@ -937,7 +963,11 @@ impl<'s> Parser<'s> {
     fn member_call(&mut self, target: Sub, name: &str, at: usize) -> PResult<Sub> {
         let base = self.scratch.len();
         self.scratch.push(target.id());
-        let (argc, height, first_at) = self.call_args()?;
+        let format = name == "format";
+        self.format_args += u32::from(format);
+        let args = self.call_args();
+        self.format_args -= u32::from(format);
+        let (argc, height, first_at) = args?;
         if let Some(Node::Ident(ns)) = self.node(target.id()) {
             if let Some(qualified) = func::namespaced(self.text(*ns), name) {
                 let func = self.resolve(qualified, false, argc, at)?;
@@ -1488,7 +1518,7 @@ mod tests {
         let entries: Vec<String> = (0..20).map(|i| format!("{i}: x{i}")).collect();
         let map = format!("{{{}}}", entries.join(", "));
         assert_eq!(parsed(&map), map);
-        let nested = format!("[{}, [{}]]", items.join(", "), items.join(", "));
+        let nested = format!("[[{}], [{}]]", items.join(", "), items.join(", "));
         assert_eq!(parsed(&nested), nested);
         let terms: Vec<String> = (0..24).map(|i| format!("t{i}")).collect();
         // Split in halves, the left one the smaller, as cel-go does.

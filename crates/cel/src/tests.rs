@@ -233,7 +233,7 @@ fn comprehension_macros() {
         ("transform_map_entry_numeric_collision", "[dyn(1), dyn(1u)].transformMapEntry(i, v, {v: i})", "error: insert failed: key 1 already exists"),
         // `sortBy`, from cel-go's ext/lists.go documentation.
         ("sort_by_negated", "[3, 1, 2].sortBy(x, -x)", "[3, 2, 1]"),
-        ("sort_by_field", "[{'name': 'b', 'n': 2}, {'name': 'a', 'n': 1}].sortBy(e, e.n).map(e, e.name)", "[\"a\", \"b\"]"),
+        ("sort_by_field", "[{'name': 'b', 'n': dyn(2)}, {'name': 'a', 'n': dyn(1)}].sortBy(e, e.n).map(e, e.name)", "[\"a\", \"b\"]"),
         ("sort_by_string_key", "['bb', 'a', 'ccc'].sortBy(s, s.size())", "[\"a\", \"bb\", \"ccc\"]"),
         ("sort_by_empty", "[].sortBy(x, x)", "[]"),
         ("sort_by_mixed_keys", "[1, 2].sortBy(x, x == 1 ? dyn(1) : dyn('a'))", "error: list elements must have the same type"),
@@ -359,7 +359,7 @@ fn public_api_shapes() {
     let v = p.evaluate(&act, &mut Budget::default()).unwrap();
     assert_eq!(v.to_json(), Some(json!([1, "x", {"b": null}])));
     assert_eq!(v.as_bool(), None);
-    let p = compile("{'k': [1u, 2.5, duration('1s')]}").unwrap();
+    let p = compile("{'k': [1u, dyn(2.5), duration('1s')]}").unwrap();
     let v = p.evaluate(&act, &mut Budget::default()).unwrap();
     assert_eq!(v.to_json(), Some(json!({"k": [1, 2.5, "1s"]})));
     act.bind("limit", Value::Int(3));

@@ -358,7 +358,7 @@ mod tests {
             ("min", "[3, 1, 2].min()", "1"),
             ("max", "['a', 'c', 'b'].max()", "c"),
             ("min_empty", "[].min()", "error: min called on empty list"),
-            ("max_mixed_numbers", "[1, 2.5, 2u].max()", "2.5"),
+            ("max_mixed_numbers", "[1, dyn(2.5), dyn(2u)].max()", "2.5"),
             ("index_of", "[1, 2, 3, 2].indexOf(2)", "1"),
             ("last_index_of", "[1, 2, 3, 2].lastIndexOf(2)", "3"),
             ("index_of_missing", "[1, 2].indexOf(5)", "-1"),
@@ -377,7 +377,7 @@ mod tests {
             ),
             (
                 "sets_intersects",
-                "sets.intersects([1, 2], [2.0, 5])",
+                "sets.intersects([1, 2], [dyn(2.0), 5])",
                 "true",
             ),
             ("sets_disjoint", "sets.intersects([1], [2])", "false"),
@@ -402,28 +402,28 @@ mod tests {
             ),
             (
                 "flatten_one_level",
-                "[1, [2, 3], [4]].flatten() == [1, 2, 3, 4]",
+                "[1, dyn([2, 3]), dyn([4])].flatten() == [1, 2, 3, 4]",
                 "true",
             ),
             (
                 "flatten_keeps_deeper_lists",
-                "[1, [2, [3, 4]]].flatten() == [1, 2, [3, 4]]",
+                "[1, dyn([2, dyn([3, 4])])].flatten() == [1, 2, dyn([3, 4])]",
                 "true",
             ),
             (
                 "flatten_empty_lists",
-                "[1, 2, [], [], [3, 4]].flatten() == [1, 2, 3, 4]",
+                "[1, 2, dyn([]), dyn([]), dyn([3, 4])].flatten() == [1, 2, 3, 4]",
                 "true",
             ),
             (
                 "flatten_depth",
-                "[1, [2, [3, [4]]]].flatten(2) == [1, 2, 3, [4]]",
+                "[1, dyn([2, dyn([3, dyn([4])])])].flatten(2) == [1, 2, 3, dyn([4])]",
                 "true",
             ),
             ("flatten_depth_zero", "[[1]].flatten(0) == [[1]]", "true"),
             (
                 "flatten_negative_depth",
-                "[1, [2, [3, [4]]]].flatten(-1)",
+                "[1, dyn([2, dyn([3, dyn([4])])])].flatten(-1)",
                 "error: level must be non-negative",
             ),
             ("sort_ints", "[3, 2, 1].sort() == [1, 2, 3]", "true"),
@@ -435,7 +435,7 @@ mod tests {
             ("sort_empty", "[].sort() == []", "true"),
             (
                 "sort_mixed_types",
-                "[1, 'b'].sort()",
+                "[1, dyn('b')].sort()",
                 "error: list elements must have the same type",
             ),
             (
@@ -455,12 +455,12 @@ mod tests {
             ),
             (
                 "distinct_mixed",
-                "[1, 'b', 2, 'b'].distinct() == [1, 'b', 2]",
+                "[1, dyn('b'), 2, dyn('b')].distinct() == [1, dyn('b'), 2]",
                 "true",
             ),
             (
                 "distinct_numbers_across_types",
-                "[1, 1.0, 1u].distinct() == [1]",
+                "[1, dyn(1.0), dyn(1u)].distinct() == [1]",
                 "true",
             ),
             (

@@ -653,7 +653,7 @@ mod tests {
             ("join_separator", "['a', 'b'].join(', ')", "a, b"),
             (
                 "join_non_string",
-                "['a', 1].join()",
+                "['a', dyn(1)].join()",
                 "error: join: invalid input: 1",
             ),
             ("quote", "strings.quote('a\"b\\n')", "\"a\\\"b\\n\""),

@@ -1,0 +1,244 @@
+//! Kubernetes' CEL environment refuses list and map literals that mix
+//! element types (cel-go's `HomogeneousAggregateLiterals` and its
+//! `ValidateHomogeneousAggregateLiterals`, which compares the checker's
+//! types exactly): `[1, 'a']`, `[1, 2.0]`, `{'a': 1, 'b': 'x'}`. Without
+//! declarations only literals have a type the parser knows for sure, so
+//! only literals are compared: an element of any other kind (`object.x`,
+//! a call) is left alone, which refuses no expression Kubernetes accepts.
+//! Literals inside `format()` arguments are exempt, as cel-go's strings
+//! extension exempts them.
+
+use std::fmt;
+
+use crate::ast::{word, Node, NodeId};
+
+/// How deep nested literals are typed; deeper ones count as unknown.
+const MAX_NESTING: usize = 32;
+
+/// The type cel-go's checker gives a literal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LiteralType {
+    Null,
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    List(Box<LiteralType>),
+    Map(Box<LiteralType>, Box<LiteralType>),
+}
+
+impl fmt::Display for LiteralType {
+    /// As cel-go's `FormatCELType` writes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Null => f.write_str("null_type"),
+            Self::Bool => f.write_str("bool"),
+            Self::Int => f.write_str("int"),
+            Self::Uint => f.write_str("uint"),
+            Self::Double => f.write_str("double"),
+            Self::String => f.write_str("string"),
+            Self::Bytes => f.write_str("bytes"),
+            Self::List(item) => write!(f, "list({item})"),
+            Self::Map(key, value) => write!(f, "map({key}, {value})"),
+        }
+    }
+}
+
+/// Two literals of different types in one aggregate: what cel-go reports
+/// (`expected type 'int' but found 'string'`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mismatch {
+    pub(crate) expected: LiteralType,
+    pub(crate) found: LiteralType,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "expected type '{}' but found '{}'",
+            self.expected, self.found
+        )
+    }
+}
+
+/// The first mismatch among `items` (a list's elements, or a map's keys or
+/// values): the types of the literals among them, in order.
+pub(crate) fn mismatch(
+    nodes: &[Node],
+    items: impl IntoIterator<Item = NodeId>,
+) -> Option<Mismatch> {
+    let mut first: Option<LiteralType> = None;
+    for item in items {
+        let Some(found) = literal_type(nodes, item, 0) else {
+            continue;
+        };
+        match &first {
+            None => first = Some(found),
+            Some(expected) if *expected != found => {
+                return Some(Mismatch {
+                    expected: expected.clone(),
+                    found,
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The type of node `id` when it is a literal, or a list or map literal
+/// whose elements are literals of one type; `None` otherwise. An empty
+/// list or map takes its element type from its neighbours in cel-go, so
+/// it has none here.
+fn literal_type(nodes: &[Node], id: NodeId, depth: usize) -> Option<LiteralType> {
+    if depth > MAX_NESTING {
+        return None;
+    }
+    let ty = match nodes.get(id as usize)? {
+        Node::Null => LiteralType::Null,
+        Node::Bool(_) => LiteralType::Bool,
+        Node::Int(_) => LiteralType::Int,
+        Node::Uint(_) => LiteralType::Uint,
+        Node::Double(_) => LiteralType::Double,
+        Node::String(_) => LiteralType::String,
+        Node::Bytes(_) => LiteralType::Bytes,
+        Node::Neg(operand) => match literal_type(nodes, *operand, depth + 1)? {
+            t @ (LiteralType::Int | LiteralType::Double) => t,
+            _ => return None,
+        },
+        Node::List(words) => {
+            // Elements and their optional flags, two words each.
+            let count = words.len as usize / 2;
+            let at = |i: usize, k: usize| word(nodes, *words, 2 * i + k);
+            if (0..count).any(|i| at(i, 1) != Some(0)) {
+                return None;
+            }
+            let item = uniform(nodes, (0..count).filter_map(|i| at(i, 0)), depth)?;
+            LiteralType::List(Box::new(item))
+        }
+        Node::Map(words) => {
+            // Keys, values and optional flags, three words each.
+            let count = words.len as usize / 3;
+            let at = |i: usize, k: usize| word(nodes, *words, 3 * i + k);
+            if (0..count).any(|i| at(i, 2) != Some(0)) {
+                return None;
+            }
+            let key = uniform(nodes, (0..count).filter_map(|i| at(i, 0)), depth)?;
+            let value = uniform(nodes, (0..count).filter_map(|i| at(i, 1)), depth)?;
+            LiteralType::Map(Box::new(key), Box::new(value))
+        }
+        _ => return None,
+    };
+    Some(ty)
+}
+
+/// The one type of `items`, when every one is a literal of it.
+fn uniform(
+    nodes: &[Node],
+    items: impl Iterator<Item = NodeId>,
+    depth: usize,
+) -> Option<LiteralType> {
+    let mut ty: Option<LiteralType> = None;
+    for item in items {
+        let found = literal_type(nodes, item, depth + 1)?;
+        match &ty {
+            None => ty = Some(found),
+            Some(t) if *t != found => return None,
+            Some(_) => {}
+        }
+    }
+    ty
+}
+
+#[cfg(test)]
+mod tests {
+    /// Kubernetes' CEL environment on aggregate literals: the compile error,
+    /// or `None` where it accepts the expression.
+    #[test]
+    fn literals_of_mixed_types_do_not_compile() {
+        let cases = [
+            (
+                "int_and_string",
+                "[1, 'a'] == []",
+                Some("at line 1, column 1: expected type 'int' but found 'string'"),
+            ),
+            (
+                "int_and_double",
+                "[1, 2.0].size() > 0",
+                Some("expected type 'int' but found 'double'"),
+            ),
+            (
+                "int_and_uint",
+                "[1, 1u].size() > 0",
+                Some("expected type 'int' but found 'uint'"),
+            ),
+            (
+                "int_and_null",
+                "[1, null].size() > 0",
+                Some("expected type 'int' but found 'null_type'"),
+            ),
+            (
+                "nested_lists",
+                "[[1], ['a']].size() > 0",
+                Some("expected type 'list(int)' but found 'list(string)'"),
+            ),
+            (
+                "nested_maps",
+                "[{'a': 1}, {'b': 'x'}].size() > 0",
+                Some("expected type 'map(string, int)' but found 'map(string, string)'"),
+            ),
+            (
+                "map_values",
+                "{'a': 1, 'b': 'x'}.size() > 0",
+                Some("expected type 'int' but found 'string'"),
+            ),
+            (
+                "map_keys",
+                "{'a': 1, 2: 1}.size() > 0",
+                Some("expected type 'string' but found 'int'"),
+            ),
+            (
+                "inside_another_call",
+                "size([true, 'a']) > 0",
+                Some("expected type 'bool' but found 'string'"),
+            ),
+            ("negative_numbers", "[-1, 2, -3].size() > 0", None),
+            ("one_type", "['a', 'b'].exists(x, x == 'a')", None),
+            ("maps_of_one_type", "[{'a': 1}, {'b': 2}].size() > 0", None),
+            ("empty_beside_typed", "[[], [1]].size() > 0", None),
+            (
+                "fields_are_not_typed_here",
+                "[object.x, 'a'].size() > 0",
+                None,
+            ),
+            (
+                "format_arguments_are_exempt",
+                "'%s %d'.format(['a', 1]) == 'a 1'",
+                None,
+            ),
+            (
+                "nested_in_format_arguments",
+                "'%s'.format([[1, 'a']]) != ''",
+                None,
+            ),
+            (
+                "after_a_format_call",
+                "'%s'.format(['a']) == 'a' && [1, 'a'].size() > 0",
+                Some("expected type 'int' but found 'string'"),
+            ),
+        ];
+        for (name, expr, want) in cases {
+            let got = crate::compile(expr).err().map(|e| e.one_line());
+            match want {
+                None => assert_eq!(got, None, "{name}"),
+                Some(want) => {
+                    let got = got.unwrap_or_default();
+                    assert!(got.contains(want), "{name}: {got}");
+                }
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@
 use std::fmt;
 
 use crate::ast::{word, Node, NodeId};
+use crate::value::Type;
 
 /// How deep nested literals are typed; deeper ones count as unknown.
 const MAX_NESTING: usize = 32;
@@ -18,13 +19,8 @@ const MAX_NESTING: usize = 32;
 /// The type cel-go's checker gives a literal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LiteralType {
-    Null,
-    Bool,
-    Int,
-    Uint,
-    Double,
-    String,
-    Bytes,
+    /// `null`, a boolean, a number, a string or bytes.
+    Scalar(Type),
     List(Box<LiteralType>),
     Map(Box<LiteralType>, Box<LiteralType>),
 }
@@ -33,13 +29,7 @@ impl fmt::Display for LiteralType {
     /// As cel-go's `FormatCELType` writes it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Null => f.write_str("null_type"),
-            Self::Bool => f.write_str("bool"),
-            Self::Int => f.write_str("int"),
-            Self::Uint => f.write_str("uint"),
-            Self::Double => f.write_str("double"),
-            Self::String => f.write_str("string"),
-            Self::Bytes => f.write_str("bytes"),
+            Self::Scalar(t) => f.write_str(t.name()),
             Self::List(item) => write!(f, "list({item})"),
             Self::Map(key, value) => write!(f, "map({key}, {value})"),
         }
@@ -97,16 +87,17 @@ fn literal_type(nodes: &[Node], id: NodeId, depth: usize) -> Option<LiteralType>
     if depth > MAX_NESTING {
         return None;
     }
+    let scalar = LiteralType::Scalar;
     let ty = match nodes.get(id as usize)? {
-        Node::Null => LiteralType::Null,
-        Node::Bool(_) => LiteralType::Bool,
-        Node::Int(_) => LiteralType::Int,
-        Node::Uint(_) => LiteralType::Uint,
-        Node::Double(_) => LiteralType::Double,
-        Node::String(_) => LiteralType::String,
-        Node::Bytes(_) => LiteralType::Bytes,
+        Node::Null => scalar(Type::Null),
+        Node::Bool(_) => scalar(Type::Bool),
+        Node::Int(_) => scalar(Type::Int),
+        Node::Uint(_) => scalar(Type::Uint),
+        Node::Double(_) => scalar(Type::Double),
+        Node::String(_) => scalar(Type::String),
+        Node::Bytes(_) => scalar(Type::Bytes),
         Node::Neg(operand) => match literal_type(nodes, *operand, depth + 1)? {
-            t @ (LiteralType::Int | LiteralType::Double) => t,
+            t @ LiteralType::Scalar(Type::Int | Type::Double) => t,
             _ => return None,
         },
         Node::List(words) => {

@@ -9,7 +9,7 @@
 //! kinds are replaced, and `request.object.spec` / `.metadata` references are
 //! rewritten as plain substrings. Kyverno does it on the rule's JSON
 //! ([`generate_one`]); requests derive the rule from the parsed Pod rule
-//! ([`derive`], held equal to the JSON way by `tests/autogen.rs`).
+//! ([`derive()`], held equal to the JSON way by `tests/autogen.rs`).
 
 use std::borrow::Cow;
 
@@ -218,7 +218,7 @@ pub fn generate_one(rule: &Value, kind: &str) -> Option<Value> {
 /// [`generate_one`] on a parsed rule: the same rule, derived without
 /// writing its JSON again and parsing it back (a fifth of a pod-controller
 /// request). Patterns are wrapped in new JSON; everything else is copied
-/// with every string rewritten as [`finish`] rewrites the rule's JSON.
+/// with every string rewritten as `finish` rewrites the rule's JSON.
 /// `None` where [`generate_one`] generates nothing.
 pub fn derive<'a>(rule: &Rule<'a>, kind: &str) -> Option<Rule<'a>> {
     if rule.name.starts_with("autogen-") {

@@ -524,7 +524,7 @@ impl Preconditions {
         self.reads_namespace
     }
 
-    /// Whether the conditions hold, decided by [`conditions_hold`]: Kyverno
+    /// Whether the conditions hold, decided by `conditions_hold`: Kyverno
     /// runs them through Kubernetes' match-condition matcher. `variables`
     /// are the rule's `validate.cel.variables`: Kyverno compiles the
     /// conditions after them, in the same composited environment, so

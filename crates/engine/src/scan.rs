@@ -3,7 +3,7 @@
 //! in wasm costs more than the short scans these texts need.
 
 /// A fixed word to look for, with its least common byte picked when it is
-/// written (see [`commonness`]): the scan jumps between occurrences of
+/// written (see `commonness`): the scan jumps between occurrences of
 /// that byte, so `element` is found through its `m`, not every `e`.
 #[derive(Debug, Clone, Copy)]
 pub struct Needle {

@@ -176,7 +176,7 @@ pub(crate) fn repetition(
 
 /// `pattern` as `regex-lite` should read it ([`to_regex_lite`]), or Go's
 /// error for a pattern Go refuses that `regex-lite` would compile
-/// ([`refused_by_go`]).
+/// (`refused_by_go`).
 pub fn for_regex_lite(pattern: &str) -> Result<Cow<'_, str>, String> {
     match refused_by_go(pattern) {
         Some(e) => Err(e),

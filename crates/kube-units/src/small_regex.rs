@@ -8,7 +8,7 @@
 //! POSIX classes, octal or hexadecimal escapes, `\Q…\E`, or assertions
 //! other than a leading `^` and `\b` / `\B` and a trailing `\b` / `\B`
 //! and `$` (`\bps\b`) of a pattern without top-level alternatives, and
-//! with at most [`MAX_POSITIONS`]
+//! with at most `MAX_POSITIONS`
 //! characters once counted repetitions are written out. Anything else is
 //! `None` and left to `regex-lite`, which also gives Go's error for the
 //! patterns Go refuses: nothing `Small` accepts is refused by Go.

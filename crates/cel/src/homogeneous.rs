@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::ast::{word, Node, NodeId};
+use crate::ast::{word, Node, NodeId, Words};
 use crate::value::Type;
 
 /// How deep nested literals are typed; deeper ones count as unknown.
@@ -54,12 +54,47 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// The first mismatch among `items` (a list's elements, or a map's keys or
-/// values): the types of the literals among them, in order.
-pub(crate) fn mismatch(
-    nodes: &[Node],
-    items: impl IntoIterator<Item = NodeId>,
-) -> Option<Mismatch> {
+/// The first mismatch among a list literal's elements (optional entries
+/// aside, whose type is an optional's).
+pub(crate) fn list_mismatch(nodes: &[Node], words: Words) -> Option<Mismatch> {
+    let elements = list_entries(nodes, words).filter(|(_, optional)| !optional);
+    mismatch(nodes, elements.map(|(id, _)| id))
+}
+
+/// The first mismatch among a map literal's keys, else among its values
+/// (optional entries aside).
+pub(crate) fn map_mismatch(nodes: &[Node], words: Words) -> Option<Mismatch> {
+    let entries = || map_entries(nodes, words).filter(|(_, _, optional)| !optional);
+    mismatch(nodes, entries().map(|(key, _, _)| key))
+        .or_else(|| mismatch(nodes, entries().map(|(_, value, _)| value)))
+}
+
+/// A list literal's elements, each with whether it is an optional entry
+/// (`?x`): two words each.
+fn list_entries(nodes: &[Node], words: Words) -> impl Iterator<Item = (NodeId, bool)> + '_ {
+    (0..words.len as usize / 2).filter_map(move |i| {
+        Some((
+            word(nodes, words, 2 * i)?,
+            word(nodes, words, 2 * i + 1)? != 0,
+        ))
+    })
+}
+
+/// A map literal's entries: key, value and whether it is optional, three
+/// words each.
+fn map_entries(nodes: &[Node], words: Words) -> impl Iterator<Item = (NodeId, NodeId, bool)> + '_ {
+    (0..words.len as usize / 3).filter_map(move |i| {
+        Some((
+            word(nodes, words, 3 * i)?,
+            word(nodes, words, 3 * i + 1)?,
+            word(nodes, words, 3 * i + 2)? != 0,
+        ))
+    })
+}
+
+/// The first mismatch among `items`: the types of the literals among
+/// them, in order.
+fn mismatch(nodes: &[Node], items: impl IntoIterator<Item = NodeId>) -> Option<Mismatch> {
     let mut first: Option<LiteralType> = None;
     for item in items {
         let Some(found) = literal_type(nodes, item, 0) else {
@@ -101,24 +136,20 @@ fn literal_type(nodes: &[Node], id: NodeId, depth: usize) -> Option<LiteralType>
             _ => return None,
         },
         Node::List(words) => {
-            // Elements and their optional flags, two words each.
-            let count = words.len as usize / 2;
-            let at = |i: usize, k: usize| word(nodes, *words, 2 * i + k);
-            if (0..count).any(|i| at(i, 1) != Some(0)) {
+            if list_entries(nodes, *words).any(|(_, optional)| optional) {
                 return None;
             }
-            let item = uniform(nodes, (0..count).filter_map(|i| at(i, 0)), depth)?;
+            let item = uniform(nodes, list_entries(nodes, *words).map(|(id, _)| id), depth)?;
             LiteralType::List(Box::new(item))
         }
         Node::Map(words) => {
-            // Keys, values and optional flags, three words each.
-            let count = words.len as usize / 3;
-            let at = |i: usize, k: usize| word(nodes, *words, 3 * i + k);
-            if (0..count).any(|i| at(i, 2) != Some(0)) {
+            if map_entries(nodes, *words).any(|(_, _, optional)| optional) {
                 return None;
             }
-            let key = uniform(nodes, (0..count).filter_map(|i| at(i, 0)), depth)?;
-            let value = uniform(nodes, (0..count).filter_map(|i| at(i, 1)), depth)?;
+            let keys = map_entries(nodes, *words).map(|(key, _, _)| key);
+            let values = map_entries(nodes, *words).map(|(_, value, _)| value);
+            let key = uniform(nodes, keys, depth)?;
+            let value = uniform(nodes, values, depth)?;
             LiteralType::Map(Box::new(key), Box::new(value))
         }
         _ => return None,

@@ -13,7 +13,7 @@
 use crate::ast::{Ast, BinOp, Comprehension, LiteralPattern, MacroKind, Node, NodeId, Span, Words};
 use crate::error::SyntaxError;
 use crate::func::{self, Func, ResolveError};
-use crate::homogeneous;
+use crate::homogeneous::{self, Mismatch};
 use crate::lexer::{Lexer, Tok};
 use crate::value::Type;
 
@@ -262,6 +262,14 @@ impl<'s> Parser<'s> {
     #[inline(never)]
     fn check_error(&self, at: usize, message: String) -> Box<SyntaxError> {
         Box::new(SyntaxError::check(self.src, at, message))
+    }
+
+    /// The literal at `at` mixes types (see [`homogeneous`]).
+    fn check_homogeneous(&self, mismatch: Option<Mismatch>, at: usize) -> PResult<()> {
+        match mismatch {
+            Some(mismatch) => Err(self.check_error(at, mismatch.to_string())),
+            None => Ok(()),
+        }
     }
 
     #[cold]
@@ -771,17 +779,10 @@ impl<'s> Parser<'s> {
             }
         }
         self.advance()?;
-        if self.format_args == 0 {
-            let words = self.scratch.words().get(base..).unwrap_or(&[]);
-            let elements = words
-                .chunks_exact(2)
-                .filter(|pair| pair.get(1) == Some(&0))
-                .filter_map(|pair| pair.first().copied());
-            if let Some(mismatch) = homogeneous::mismatch(&self.nodes, elements) {
-                return Err(self.check_error(at, mismatch.to_string()));
-            }
-        }
         let items = self.spill(base, at)?;
+        if self.format_args == 0 {
+            self.check_homogeneous(homogeneous::list_mismatch(&self.nodes, items), at)?;
+        }
         self.push(Node::List(items), height.saturating_add(1), at)
     }
 
@@ -810,18 +811,10 @@ impl<'s> Parser<'s> {
             }
         }
         self.advance()?;
-        if self.format_args == 0 {
-            let words = self.scratch.words().get(base..).unwrap_or(&[]);
-            let entries = || words.chunks_exact(3).filter(|t| t.get(2) == Some(&0));
-            let keys = entries().filter_map(|t| t.first().copied());
-            let values = entries().filter_map(|t| t.get(1).copied());
-            let mismatch = homogeneous::mismatch(&self.nodes, keys)
-                .or_else(|| homogeneous::mismatch(&self.nodes, values));
-            if let Some(mismatch) = mismatch {
-                return Err(self.check_error(at, mismatch.to_string()));
-            }
-        }
         let entries = self.spill(base, at)?;
+        if self.format_args == 0 {
+            self.check_homogeneous(homogeneous::map_mismatch(&self.nodes, entries), at)?;
+        }
         self.push(Node::Map(entries), height.saturating_add(1), at)
     }
 

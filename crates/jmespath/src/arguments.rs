@@ -196,32 +196,15 @@ fn special_float(f: f64) -> Option<String> {
 /// Go's `%v` / `%g` for a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`):
 /// shortest digits, the exponent form below 1e-4 and from 1e6 up.
 pub(crate) fn go_format_g(f: f64) -> String {
-    if let Some(text) = special_float(f) {
-        return text;
-    }
-    let sign = if f < 0.0 { "-" } else { "" };
-    let (digits, exp) = shortest_digits(&format!("{:e}", f.abs()));
-    if !(-4..6).contains(&exp) {
-        format!("{sign}{}", exponent_form(&digits, exp))
-    } else {
-        format!("{sign}{}", plain_decimal(&digits, exp))
-    }
+    special_float(f).unwrap_or_else(|| shortest(f < 0.0, &format!("{:e}", f.abs()), true))
 }
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)`.
 pub(crate) fn go_format_g32(f: f64) -> String {
     #[allow(clippy::cast_possible_truncation)]
     let x = f as f32;
-    if let Some(text) = special_float(f64::from(x)) {
-        return text;
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    let (digits, exp) = shortest_digits(&format!("{:e}", x.abs()));
-    if !(-4..6).contains(&exp) {
-        format!("{sign}{}", exponent_form(&digits, exp))
-    } else {
-        format!("{sign}{}", plain_decimal(&digits, exp))
-    }
+    special_float(f64::from(x))
+        .unwrap_or_else(|| shortest(x < 0.0, &format!("{:e}", x.abs()), true))
 }
 
 /// Go's `strconv.FormatFloat(f, 'f', -1, 32)`: the shortest float32 digits,
@@ -229,12 +212,21 @@ pub(crate) fn go_format_g32(f: f64) -> String {
 pub(crate) fn go_format_f32(f: f64) -> String {
     #[allow(clippy::cast_possible_truncation)]
     let x = f as f32;
-    if let Some(text) = special_float(f64::from(x)) {
-        return text;
+    special_float(f64::from(x))
+        .unwrap_or_else(|| shortest(x < 0.0, &format!("{:e}", x.abs()), false))
+}
+
+/// A finite number written with the shortest digits of its magnitude
+/// (`scientific`, as Rust's `{:e}` writes them): Go's `'g'` layout, which
+/// takes the exponent form below 1e-4 and from 1e6 up, or its `'f'` layout.
+fn shortest(negative: bool, scientific: &str, g: bool) -> String {
+    let sign = if negative { "-" } else { "" };
+    let (digits, exp) = shortest_digits(scientific);
+    if g && !(-4..6).contains(&exp) {
+        format!("{sign}{}", exponent_form(&digits, exp))
+    } else {
+        format!("{sign}{}", plain_decimal(&digits, exp))
     }
-    let sign = if x < 0.0 { "-" } else { "" };
-    let (digits, exp) = shortest_digits(&format!("{:e}", x.abs()));
-    format!("{sign}{}", plain_decimal(&digits, exp))
 }
 
 /// Kyverno's `ifaceToString`: strings as they are, numbers as float32 `'f'`

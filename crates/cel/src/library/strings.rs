@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use kube_units::quote::go_quote;
+
 use crate::budget::Budget;
 use crate::error::EvalError;
 use crate::func::Func;
@@ -255,34 +257,6 @@ fn quote(s: &str) -> String {
             '\x0b' => out.push_str("\\v"),
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `%q`.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0b' => out.push_str("\\v"),
-            c if (c as u32) < 0x80 && c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
             c => out.push(c),
         }
     }
@@ -689,6 +663,9 @@ mod tests {
             ("duration", "'%s'.format([duration('1h45m47s')])", "6347s"),
             ("type", "'%s'.format([type('a')])", "string"),
             ("missing_argument", "'%s %s'.format(['a'])", "error: index 1 out of range"),
+            // Go's `%q` escapes what `strconv.IsPrint` rejects, not only
+            // control characters.
+            ("unprintable_in_a_list_is_escaped", "'%s'.format([['\\u00ad']])", "[\"\\u00ad\"]"),
             ("decimal_on_double", "'%d'.format([1.5])", "error: error during formatting: decimal clause can only be used on integers, was given double"),
             ("unknown_clause", "'%z'.format([1])", "error: could not parse formatting clause: unrecognized formatting clause \"z\""),
             ("trailing_percent", "'abc%'.format([1])", "error: unexpected end of string"),

@@ -70,7 +70,7 @@ fn charge(value: &Value) -> Result<(), SearchError> {
 }
 
 /// The value itself: a copy, counted against the budget, when borrowed.
-pub(crate) fn owned(value: Cow<'_, Value>) -> Result<Value, SearchError> {
+fn owned(value: Cow<'_, Value>) -> Result<Value, SearchError> {
     match value {
         Cow::Borrowed(v) => {
             charge(v)?;

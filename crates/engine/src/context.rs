@@ -142,6 +142,9 @@ pub struct Context<'a> {
     /// front, which is all that can fail.
     images: Images<'a>,
     delete: bool,
+    /// Whether the request updates an object it carries the old state of
+    /// (kept, as `delete`, so that no rule looks it up again).
+    update: bool,
     /// Why `images` could not be built: Kyverno fails every rule that
     /// needs the context then. Checked when first asked: CEL, podSecurity
     /// and plain pattern rules never ask.
@@ -200,6 +203,7 @@ impl Context<'static> {
     pub fn new(request: Value) -> Self {
         let view = AdmissionRequest::new(&request);
         let delete = view.operation() == "DELETE";
+        let update = view.operation() == "UPDATE" && !view.old_object().is_null();
         let (sa_name, sa_namespace) = service_account(view.username());
         let images = OnceCell::new();
         let images_error = OnceCell::new();
@@ -230,6 +234,7 @@ impl Context<'static> {
             failed: Vec::new(),
             images: Images::Lazy(images),
             delete,
+            update,
             images_error,
             cel_request: OnceCell::new(),
             policy_namespace: None,
@@ -246,6 +251,7 @@ impl Context<'static> {
             failed: Vec::new(),
             images: Images::Lazy(OnceCell::from(None)),
             delete: false,
+            update: false,
             images_error: OnceCell::from(None),
             cel_request: OnceCell::new(),
             policy_namespace: None,
@@ -279,6 +285,7 @@ impl<'a> Context<'a> {
                 },
             },
             delete: self.delete,
+            update: self.update,
             images_error: self.images_error.clone(),
             cel_request: OnceCell::new(),
             policy_namespace: self.policy_namespace.clone(),
@@ -373,6 +380,11 @@ impl<'a> Context<'a> {
     /// where they say `request.object`.
     pub fn is_delete(&self) -> bool {
         self.delete
+    }
+
+    /// Whether the request is an UPDATE with an old object.
+    pub fn is_update(&self) -> bool {
+        self.update
     }
 
     /// A top-level field as queries see it: the latest entry of that name,

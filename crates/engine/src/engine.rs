@@ -518,9 +518,9 @@ fn run_rule(
     annotations: &mut Vec<(String, String)>,
     exempted: &[PodSecurityExclude],
 ) -> Result2 {
-    let request = AdmissionRequest::new(ctx.request());
-    let delete = request.operation() == "DELETE";
-    let update = request.operation() == "UPDATE" && !request.old_object().is_null();
+    // From the context, which read them once for every rule.
+    let delete = ctx.is_delete();
+    let update = ctx.is_update();
     // Compiled without settings paths; a rule with a problem is compiled
     // again, with them, to say where it is.
     let mut diags = Diagnostics::quiet();
@@ -623,7 +623,7 @@ fn run_rule(
             return None;
         }
         let dry_run = ctx.request().get("dryRun").and_then(Value::as_bool) == Some(true);
-        return Some(m.evaluate(request.object(), dry_run));
+        return Some(m.evaluate(ctx.object(), dry_run));
     }
     if !compiled.needs_context() {
         reported.exemptible = true;
@@ -634,16 +634,17 @@ fn run_rule(
         // Wildcard label keys the new object binds stay bound for the old.
         let bindings = Bindings::default();
         let skips = ctx.skip_messages();
-        let new = run_static(&compiled, request.object(), &bindings, skips);
+        let new = run_static(&compiled, ctx.object(), &bindings, skips);
+        let request = || AdmissionRequest::new(ctx.request());
         if enforce
             && update
             && rule.validate.allow_existing_violations
             && new.0 == RuleStatus::Fail
-            && old_object_matches(rule, &request, cluster)
+            && old_object_matches(rule, &request(), cluster)
         {
             // A violation the old object already had does not block the
             // update (Kyverno's allowExistingViolations default).
-            let old = run_static(&compiled, request.old_object(), &bindings, skips);
+            let old = run_static(&compiled, request().old_object(), &bindings, skips);
             if old.0 == RuleStatus::Fail {
                 return Some((RuleStatus::Skip, EXISTING_VIOLATION.into()));
             }

@@ -2038,6 +2038,35 @@ fn is_known(key: &str, known: &[&[&str]]) -> bool {
 
 /// Reads the fields of one settings object, reporting unknown keys and
 /// wrongly typed values with their paths.
+/// A list field's items, each with its path (empty when paths are not
+/// built): read as they are asked for, so no list of them is allocated.
+#[derive(Default)]
+struct Items<'a> {
+    items: std::iter::Enumerate<std::slice::Iter<'a, Json<'a>>>,
+    base: String,
+    quiet: bool,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = (String, &'a Json<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (i, item) = self.items.next()?;
+        let path = if self.quiet {
+            String::new()
+        } else {
+            index_path(&self.base, i)
+        };
+        Some((path, item))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.items.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Items<'_> {}
+
 struct Fields<'a> {
     map: &'a Map<'a>,
     path: String,
@@ -2133,30 +2162,20 @@ impl<'a> Fields<'a> {
     }
 
     /// The items of a list field, each with its path; reports a non-list.
-    fn list(&self, key: &str, diags: &mut Diagnostics) -> Vec<(String, &'a Json<'a>)> {
+    fn list(&self, key: &str, diags: &mut Diagnostics) -> Items<'a> {
         match self.get(key) {
-            None | Some(Json::Null) => Vec::new(),
-            Some(Json::Array(items)) => {
-                let base = self.path(key);
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        let path = if self.quiet {
-                            String::new()
-                        } else {
-                            index_path(&base, i)
-                        };
-                        (path, v)
-                    })
-                    .collect()
-            }
+            Some(Json::Array(items)) => Items {
+                items: items.iter().enumerate(),
+                base: self.path(key),
+                quiet: self.quiet,
+            },
+            None | Some(Json::Null) => Items::default(),
             Some(other) => {
                 diags.push(
                     &self.path(key),
                     format!("must be a list, not {}", type_name(other)),
                 );
-                Vec::new()
+                Items::default()
             }
         }
     }

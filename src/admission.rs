@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use kyverno_engine::cluster::{Cluster, NoCluster};
-use kyverno_engine::json::Json;
+use kyverno_engine::json::{Json, Scanned};
 use kyverno_engine::{engine, policy, verdict};
 
 /// A ValidationRequest: the request as the engine reads it, and the
@@ -15,7 +15,7 @@ use kyverno_engine::{engine, policy, verdict};
 struct Payload<'a> {
     request: Option<Value>,
     #[serde(borrow, default)]
-    settings: Json<'a>,
+    settings: Scanned<'a>,
 }
 
 /// HTTP status for a rejected request; the API server turns any code below
@@ -53,11 +53,12 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
     let Some(raw_request) = document.request else {
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
-    let settings_doc = &document.settings;
-    // Only a payload that names the variables can have rules that read them;
-    // a byte search spares every other request a walk of every rule.
+    let settings_doc = &document.settings.json;
+    // Only settings that name the variables can have rules that read them:
+    // noted as their strings were read, which spares every other request a
+    // walk of every rule.
     let options = engine::Options {
-        mentions_roles: mentions_roles(payload),
+        mentions_roles: document.settings.mentions_roles,
         teardown: teardown(),
         // The response says only what fails.
         statuses: engine::Statuses::Verdict,
@@ -82,7 +83,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
     // request's audit event, under the webhook's name.
     let audit_annotations = (!evaluation.audit_annotations.is_empty())
         .then(|| evaluation.audit_annotations.into_iter().collect());
-    options.teardown.release(document.settings);
+    options.teardown.release(document.settings.json);
     if verdict.accepted {
         ValidationResponse {
             accepted: true,
@@ -98,20 +99,6 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
         response.audit_annotations = audit_annotations;
         response
     }
-}
-
-/// Whether `payload` names `request.roles` or `request.clusterRoles`: one
-/// pass over the bytes (a search per name read them twice).
-fn mentions_roles(payload: &[u8]) -> bool {
-    // Found through `request`'s `q`, a rare byte in a payload: a two-way
-    // search for the whole word costs more in wasm.
-    memchr::memchr_iter(b'q', payload).any(|q| {
-        let rest = q
-            .checked_sub(2)
-            .and_then(|at| payload.get(at..))
-            .unwrap_or_default();
-        rest.starts_with(b"request.roles") || rest.starts_with(b"request.clusterRoles")
-    })
 }
 
 /// Guest memory below which a request's working data is left allocated
@@ -270,26 +257,6 @@ mod tests {
             assert_eq!(response.accepted, accepted, "{name}");
             assert_eq!(response.code, code, "{name}");
             assert_eq!(response.message, message, "{name}");
-        }
-    }
-
-    #[test]
-    fn mentions_roles_finds_either_name() {
-        let cases = [
-            ("roles", "{{ request.roles }}", true),
-            ("cluster_roles", "x request.clusterRoles[0]", true),
-            ("at_the_end", "request.roles", true),
-            (
-                "other_request_fields",
-                "request.object request.userInfo",
-                false,
-            ),
-            ("roles_elsewhere", "spec.roles clusterRoles", false),
-            ("cut_short", "request.role", false),
-            ("empty", "", false),
-        ];
-        for (name, text, want) in cases {
-            assert_eq!(mentions_roles(text.as_bytes()), want, "{name}");
         }
     }
 }

@@ -21,6 +21,12 @@ const CLASSES: [usize; 26] = [
     640, 768, 1024, 1280, 1536,
 ];
 const LARGEST: usize = 1536;
+/// Blocks of the classes above this size are cut from chunks of their own.
+/// Cut from the chunks small blocks come from, a large block often found
+/// too little room left and opened a new chunk, leaving the rest to
+/// smaller classes that may never ask for it: a 1 MiB ConfigMap of
+/// 1,000-byte values touched 72 more pages (290 KiB) that way.
+const CHUNKED: usize = 512;
 /// Blocks are cut from chunks of this size. dlmalloc writes just past each
 /// chunk it hands out, so a chunk's last page is touched (and faulted in)
 /// at once: a small chunk keeps a small request from paying for pages it
@@ -47,26 +53,35 @@ const CLASS_OF: [u8; LARGEST / 8 + 1] = {
     table
 };
 
-struct State {
-    free: [*mut u8; CLASSES.len()],
+/// A chunk blocks are cut from, front to back.
+#[derive(Clone, Copy)]
+struct Region {
     next: *mut u8,
     end: *mut u8,
 }
 
+struct State {
+    free: [*mut u8; CLASSES.len()],
+    /// Blocks of the classes up to [`CHUNKED`] bytes.
+    small: Region,
+    /// Blocks of the larger classes, cut from chunks of their own.
+    large: Region,
+}
+
 impl State {
-    /// Hands what is left of the current chunk to the free lists, largest
+    /// Hands what is left of `region`'s chunk to the free lists, largest
     /// class first.
-    fn free_tail(&mut self) {
+    fn free_tail(&mut self, mut region: Region) {
         for (class, &size) in CLASSES.iter().enumerate().rev() {
-            while (self.end as usize).saturating_sub(self.next as usize) >= size {
-                let block = self.next;
+            while (region.end as usize).saturating_sub(region.next as usize) >= size {
+                let block = region.next;
                 if let Some(head) = self.free.get_mut(class) {
                     // SAFETY: `size` unused bytes of the chunk, aligned to 8.
                     unsafe { block.cast::<*mut u8>().write(*head) };
                     *head = block;
                 }
                 // SAFETY: within the chunk.
-                self.next = unsafe { block.add(size) };
+                region.next = unsafe { block.add(size) };
             }
         }
     }
@@ -81,10 +96,14 @@ unsafe impl Sync for SizeClasses {}
 
 impl SizeClasses {
     pub const fn new() -> Self {
-        Self(UnsafeCell::new(State {
-            free: [ptr::null_mut(); CLASSES.len()],
+        let empty = Region {
             next: ptr::null_mut(),
             end: ptr::null_mut(),
+        };
+        Self(UnsafeCell::new(State {
+            free: [ptr::null_mut(); CLASSES.len()],
+            small: empty,
+            large: empty,
         }))
     }
 }
@@ -116,21 +135,32 @@ unsafe impl GlobalAlloc for SizeClasses {
             return block;
         }
         let size = CLASSES.get(class).copied().unwrap_or(LARGEST);
-        if (state.end as usize).saturating_sub(state.next as usize) < size {
+        let region = if size > CHUNKED {
+            state.large
+        } else {
+            state.small
+        };
+        let mut region = region;
+        if (region.end as usize).saturating_sub(region.next as usize) < size {
             // The rest of the chunk goes to the classes it can still serve.
-            state.free_tail();
+            state.free_tail(region);
             // SAFETY: a valid, non-zero layout.
             let chunk = unsafe { System.alloc(Layout::from_size_align_unchecked(CHUNK, ALIGN)) };
             if chunk.is_null() {
                 return chunk;
             }
-            state.next = chunk;
+            region.next = chunk;
             // SAFETY: within the chunk just allocated.
-            state.end = unsafe { chunk.add(CHUNK) };
+            region.end = unsafe { chunk.add(CHUNK) };
         }
-        let block = state.next;
+        let block = region.next;
         // SAFETY: `size` bytes remain in the chunk.
-        state.next = unsafe { block.add(size) };
+        region.next = unsafe { block.add(size) };
+        if size > CHUNKED {
+            state.large = region;
+        } else {
+            state.small = region;
+        }
         block
     }
 
@@ -236,16 +266,36 @@ mod tests {
     #[test]
     fn the_rest_of_a_full_chunk_serves_smaller_classes() {
         let heap = SizeClasses::new();
-        let large = Layout::from_size_align(LARGEST, 8).unwrap();
-        let first = unsafe { heap.alloc(large) };
-        let per_chunk = CHUNK / LARGEST;
+        let block = Layout::from_size_align(448, 8).unwrap();
+        let first = unsafe { heap.alloc(block) };
+        let per_chunk = CHUNK / 448;
         for _ in 1..=per_chunk {
             // The last of these opens a second chunk.
-            assert!(!unsafe { heap.alloc(large) }.is_null());
+            assert!(!unsafe { heap.alloc(block) }.is_null());
         }
-        // 4 KiB holds two 1536-byte blocks and 1024 bytes more.
-        let rest = unsafe { heap.alloc(Layout::from_size_align(1000, 8).unwrap()) };
-        assert_eq!(rest as usize, first as usize + per_chunk * LARGEST);
+        // 4 KiB holds nine 448-byte blocks and 64 bytes more.
+        let rest = unsafe { heap.alloc(Layout::from_size_align(60, 8).unwrap()) };
+        assert_eq!(rest as usize, first as usize + per_chunk * 448);
+    }
+
+    #[test]
+    fn large_blocks_come_from_chunks_of_their_own() {
+        let heap = SizeClasses::new();
+        let small = Layout::from_size_align(8, 8).unwrap();
+        let large = Layout::from_size_align(1000, 8).unwrap();
+        let before = unsafe { heap.alloc(small) };
+        let bigs: Vec<*mut u8> = (0..4).map(|_| unsafe { heap.alloc(large) }).collect();
+        let after = unsafe { heap.alloc(small) };
+        // Small blocks go on where they left off, between large ones.
+        assert_eq!(after as usize, before as usize + 8);
+        // Four 1024-byte blocks fill one 4 KiB chunk, back to back.
+        for pair in bigs.windows(2) {
+            assert_eq!(pair[1] as usize, pair[0] as usize + 1024);
+        }
+        unsafe { heap.dealloc(bigs[1], large) };
+        // Any size of the class gets the freed block back.
+        let again = unsafe { heap.alloc(Layout::from_size_align(1024, 8).unwrap()) };
+        assert_eq!(again, bigs[1]);
     }
 
     #[test]

@@ -10,6 +10,23 @@ use serde_json::Value;
 
 use crate::cluster::{Cached, Lookup};
 
+/// The length of the shorter of the two names [`named_in`] finds.
+pub const SHORTEST_NAME: usize = "request.roles".len();
+
+/// Whether `text` names `request.roles` or `request.clusterRoles`, the
+/// variables Kyverno fills from the requester's bindings. One pass over the
+/// bytes, found through `request`'s `q`, a rare byte in a policy: a two-way
+/// search for each whole name costs more in wasm.
+pub fn named_in(text: &[u8]) -> bool {
+    memchr::memchr_iter(b'q', text).any(|q| {
+        let rest = q
+            .checked_sub(2)
+            .and_then(|at| text.get(at..))
+            .unwrap_or_default();
+        rest.starts_with(b"request.roles") || rest.starts_with(b"request.clusterRoles")
+    })
+}
+
 const RBAC: &str = "rbac.authorization.k8s.io/v1";
 
 /// Roles as `namespace:name`, ClusterRoles by name; sorted, no duplicates.
@@ -143,6 +160,26 @@ mod tests {
             b["metadata"]["namespace"] = json!(ns);
         }
         b
+    }
+
+    #[test]
+    fn named_in_finds_either_name() {
+        let cases = [
+            ("roles", "{{ request.roles }}", true),
+            ("cluster_roles", "x request.clusterRoles[0]", true),
+            ("at_the_end", "request.roles", true),
+            (
+                "other_request_fields",
+                "request.object request.userInfo",
+                false,
+            ),
+            ("roles_elsewhere", "spec.roles clusterRoles", false),
+            ("cut_short", "request.role", false),
+            ("empty", "", false),
+        ];
+        for (name, text, want) in cases {
+            assert_eq!(named_in(text.as_bytes()), want, "{name}");
+        }
     }
 
     #[test]

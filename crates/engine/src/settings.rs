@@ -683,12 +683,10 @@ fn parse_spec<'a>(settings: &'a Json<'a>, diags: &mut Diagnostics) -> Option<Pol
     let policy_name = spec.string("policyName", diags);
     let exceptions: Vec<PolicyException> = spec
         .list("exceptions", diags)
-        .into_iter()
         .filter_map(|(p, v)| parse_exception(v, &p, diags))
         .collect();
     let global_context_entries: Vec<(String, Value)> = spec
         .list("globalContextEntries", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             parse_global_context_entry(v, &p, diags).map(|entry| (entry.name, v.to_value()))
         })
@@ -1035,7 +1033,6 @@ pub fn parse_global_context_entry(
     };
     let projections = spec
         .list("projections", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             let f = Fields::open(v, &p, &[&["name", "jmesPath"]], diags)?;
             let projection = f.string("name", diags).unwrap_or_default();
@@ -1107,7 +1104,6 @@ pub fn parse_exception(
     )?;
     let targets: Vec<ExceptionTarget> = spec
         .list("exceptions", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             let f = Fields::open(v, &p, &[&["policyName", "ruleNames"]], diags)?;
             let policy_name = f.string("policyName", diags).unwrap_or_default();
@@ -1159,7 +1155,6 @@ pub fn parse_exception(
         .map(Conditions::into_owned);
     let pod_security = spec
         .list("podSecurity", diags)
-        .into_iter()
         .filter_map(|(p, v)| parse_pod_security_exclude(v, &p, diags))
         .collect();
     Some(PolicyException {
@@ -1186,7 +1181,6 @@ fn parse_overrides(
 ) -> Vec<FailureActionOverride> {
     fields
         .list(key, diags)
-        .into_iter()
         .filter_map(|(path, item)| {
             let f = Fields::open(
                 item,
@@ -1300,7 +1294,6 @@ pub fn parse_rule<'a>(
         .and_then(|v| parse_conditions(v, &f.path("preconditions"), diags));
     let cel_preconditions = f
         .list("celPreconditions", diags)
-        .into_iter()
         .filter_map(|(p, v)| parse_named_expression(v, &p, diags))
         .collect();
     let validate = match f.get("validate") {
@@ -1416,7 +1409,6 @@ fn parse_filter(f: &Fields<'_>, diags: &mut Diagnostics) -> ResourceFilter {
     });
     let subjects = f
         .list("subjects", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             let s = Fields::open(v, &p, &[&["kind", "name", "namespace", "apiGroup"]], diags)?;
             let kind = s.string("kind", diags).unwrap_or_default();
@@ -1445,7 +1437,6 @@ fn parse_selector(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Opti
     let f = Fields::open(value, path, &[&["matchLabels", "matchExpressions"]], diags)?;
     let match_expressions = f
         .list("matchExpressions", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             let e = Fields::open(v, &p, &[&["key", "operator", "values"]], diags)?;
             let operator = e.string("operator", diags).unwrap_or_default();
@@ -1600,7 +1591,6 @@ pub fn parse_conditions<'a>(
     let block = |key: &str, diags: &mut Diagnostics| {
         f.get(key).map(|_| {
             f.list(key, diags)
-                .into_iter()
                 .filter_map(|(p, v)| parse_condition(v, &p, diags))
                 .collect::<Vec<_>>()
         })
@@ -1715,7 +1705,6 @@ fn parse_context(f: &Fields<'_>, diags: &mut Diagnostics) -> Vec<ContextEntry> {
         "globalReference",
     ];
     f.list("context", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             let e = Fields::open(v, &p, &[&["name"], SOURCES], diags)?;
             let name = e.string("name", diags).unwrap_or_else(|| {
@@ -1859,7 +1848,6 @@ fn parse_cel(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Ce
     )?;
     let expressions = f
         .list("expressions", diags)
-        .into_iter()
         .filter_map(|(p, v)| {
             let e = Fields::open(
                 v,
@@ -1888,13 +1876,11 @@ fn parse_cel(value: &Json<'_>, path: &str, diags: &mut Diagnostics) -> Option<Ce
         expressions,
         variables: f
             .list("variables", diags)
-            .into_iter()
             .filter_map(|(p, v)| parse_named_expression(v, &p, diags))
             .collect(),
         params: parse_params(&f, diags),
         audit_annotations: f
             .list("auditAnnotations", diags)
-            .into_iter()
             .filter_map(|(p, v)| {
                 let a = Fields::open(v, &p, &[&["key", "valueExpression"]], diags)?;
                 let key = a.string("key", diags).unwrap_or_default();
@@ -1998,7 +1984,6 @@ fn parse_pod_security(
     let f = Fields::open(value, path, &[&["level", "version", "exclude"]], diags)?;
     let exclude = f
         .list("exclude", diags)
-        .into_iter()
         .filter_map(|(p, v)| parse_pod_security_exclude(v, &p, diags))
         .collect();
     Some(PodSecurity {

@@ -2167,10 +2167,14 @@ impl<'a> Fields<'a> {
 
     fn strings(&self, key: &str, diags: &mut Diagnostics) -> Vec<String> {
         // Paths are built only for the elements that are not strings.
-        let Some(Json::Array(items)) = self.get(key) else {
-            // Absent, null, or not a list (which `list` reports).
-            self.list(key, diags);
-            return Vec::new();
+        let items = match self.get(key) {
+            Some(Json::Array(items)) => items,
+            None | Some(Json::Null) => return Vec::new(),
+            Some(_) => {
+                // Not a list, which `list` reports.
+                self.list(key, diags);
+                return Vec::new();
+            }
         };
         items
             .iter()

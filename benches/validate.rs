@@ -5,6 +5,10 @@
 //! each on a Pod and a Deployment): p50/p95 with a fresh instance per call
 //! (what policy-server does for every request) and with one reused instance.
 //!
+//! Two more workloads are built here: a 1 MiB ConfigMap (1,000 values of
+//! 1,000 bytes) against a `deny` rule and a CEL rule, where the cost is
+//! reading the request, which `../shared/perf/run`'s floor guest pays too.
+//!
 //!     make bench        # builds the module, then `cargo bench --bench validate`
 #[path = "../tests/support/host.rs"]
 mod host;
@@ -37,10 +41,14 @@ fn main() -> anyhow::Result<()> {
         env!("CARGO_MANIFEST_DIR"),
         "/test_data/bench/workloads.jsonl"
     );
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
     for line in std::fs::read_to_string(workloads)?.lines() {
         let case: Value = serde_json::from_str(line)?;
-        let id = case["id"].as_str().unwrap_or_default();
-        let payload = serde_json::to_vec(&case["payload"])?;
+        let id = case["id"].as_str().unwrap_or_default().to_string();
+        cases.push((id, serde_json::to_vec(&case["payload"])?));
+    }
+    cases.extend(large_configmap()?);
+    for (id, payload) in cases {
         let mut fresh = Vec::with_capacity(CALLS);
         let mut verdict = Value::Null;
         for _ in 0..CALLS {
@@ -74,4 +82,60 @@ fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A 1 MiB ConfigMap against a `deny` rule and against a CEL rule.
+fn large_configmap() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let data: serde_json::Map<String, Value> = (0..1000)
+        .map(|i| {
+            let value: String = (0..1000)
+                .map(|j| char::from(b'a' + ((i * 7 + j * 13) % 26) as u8))
+                .collect();
+            (format!("key-{i:04}"), Value::String(value))
+        })
+        .collect();
+    let request = serde_json::json!({
+        "uid": "1",
+        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "operation": "CREATE",
+        "name": "big",
+        "namespace": "default",
+        "userInfo": {"username": "u"},
+        "object": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "big", "namespace": "default", "labels": {"app": "a"}},
+            "data": data,
+        },
+    });
+    let matching = serde_json::json!({"any": [{"resources": {"kinds": ["ConfigMap"]}}]});
+    let rules = [
+        (
+            "configmap-1mib-deny",
+            serde_json::json!({"name": "keys", "match": matching, "validate": {
+                "message": "too many keys",
+                "deny": {"conditions": {"any": [{
+                    "key": "{{ length(keys(request.object.data)) }}",
+                    "operator": "GreaterThan",
+                    "value": 5000,
+                }]}},
+            }}),
+        ),
+        (
+            "configmap-1mib-cel",
+            serde_json::json!({"name": "size", "match": matching, "validate": {
+                "cel": {"expressions": [{"expression": "size(object.data) < 5000"}]},
+            }}),
+        ),
+    ];
+    rules
+        .into_iter()
+        .map(|(id, rule)| {
+            let payload = serde_json::json!({
+                "request": request,
+                "settings": {"validationFailureAction": "Enforce", "rules": [rule]},
+            });
+            Ok((id.to_string(), serde_json::to_vec(&payload)?))
+        })
+        .collect()
 }

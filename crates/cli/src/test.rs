@@ -388,17 +388,22 @@ fn parse_values(doc: &Value, path: &Path) -> Result<Values> {
     for policy in list(doc.get("policies")) {
         let policy_name = name(&policy);
         for rule in list(policy.get("rules")) {
-            if rule.get("foreachValues").is_some() {
-                bail!(
-                    "{}: `foreachValues` (rule {} of policy {policy_name}) is not supported",
-                    path.display(),
-                    name(&rule)
-                );
+            let mut own = object(rule.get("values"));
+            // Kyverno's CLI adds each `foreachValues` list as a variable
+            // after the rule's `values`, and reads it at the element index
+            // its store holds, which nothing sets any more: every element,
+            // and the rule itself, see the first value.
+            for (key, listed) in object(rule.get("foreachValues")) {
+                let Some(first) = listed.as_array().and_then(|l| l.first()) else {
+                    bail!(
+                        "{}: `foreachValues.{key}` (rule {} of policy {policy_name}) must be a list with at least one value",
+                        path.display(),
+                        name(&rule)
+                    );
+                };
+                own.insert(key, first.clone());
             }
-            values.rules.insert(
-                (policy_name.clone(), name(&rule)),
-                object(rule.get("values")),
-            );
+            values.rules.insert((policy_name.clone(), name(&rule)), own);
         }
         for resource in list(policy.get("resources")) {
             values.resources.insert(
@@ -1413,6 +1418,29 @@ mod tests {
             assert_eq!(error.to_string(), want);
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn foreach_values_give_their_first_value_after_the_rules_values() {
+        let doc = json!({"policies": [{"name": "p", "rules": [{"name": "r",
+            "values": {"allowed": "from-values", "other": 1},
+            "foreachValues": {"allowed": ["first", "second"], "images": [{"user": "root"}]}}]}]});
+        let values = parse_values(&doc, Path::new("values.yaml")).unwrap();
+        let own = &values.rules[&("p".to_string(), "r".to_string())];
+        assert_eq!(own["allowed"], json!("first"));
+        assert_eq!(own["images"], json!({"user": "root"}));
+        assert_eq!(own["other"], json!(1));
+        for (name, listed) in [("empty", json!([])), ("not_a_list", json!("x"))] {
+            let doc = json!({"policies": [{"name": "p", "rules": [{"name": "r",
+                "foreachValues": {"allowed": listed}}]}]});
+            let Err(error) = parse_values(&doc, Path::new("values.yaml")) else {
+                panic!("{name}: accepted");
+            };
+            assert!(
+                error.to_string().contains("`foreachValues.allowed`"),
+                "{name}: {error}"
+            );
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
         "cluster-resources",
         "exceptions",
         "exclude-namespaces-dynamically",
+        "foreach-values",
         "namespace-selector",
         "operations",
         "subresources",
@@ -36,7 +37,7 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
     }
     assert!(stdout.contains("│ ID │ POLICY"), "{stdout}");
     assert!(
-        stdout.contains("Test Summary: 23 tests passed and 0 tests failed"),
+        stdout.contains("Test Summary: 25 tests passed and 0 tests failed"),
         "{stdout}"
     );
     // Rows say why a result holds where Kyverno does: an excluded resource,

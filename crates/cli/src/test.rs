@@ -119,9 +119,12 @@ fn read_test(path: &Path) -> Result<TestFile> {
     let Some(doc) = docs.into_iter().next() else {
         bail!("{}: the file is empty", path.display());
     };
-    if let Some(api_version) = doc.get("apiVersion").and_then(Value::as_str) {
-        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
-        if !api_version.starts_with("cli.kyverno.io/") || kind != "Test" {
+    // Kyverno's CLI reads the file into its `Test` type whatever its
+    // `apiVersion` (its own suite has `kyverno.io/v1` tests); another kind
+    // is some other document.
+    if let Some(kind) = doc.get("kind").and_then(Value::as_str) {
+        if kind != "Test" {
+            let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
             bail!(
                 "{}: not a Kyverno test: expected `cli.kyverno.io/v1alpha1` `Test`, found `{api_version}` `{kind}`",
                 path.display()
@@ -1416,6 +1419,38 @@ mod tests {
         for (entries, want) in problems {
             let error = global_context_mocks(entries.as_array().unwrap(), &dir).unwrap_err();
             assert_eq!(error.to_string(), want);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_test_is_read_whatever_its_api_version_but_not_another_kind() {
+        let dir = std::env::temp_dir().join(format!("kv-test-kind-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            (
+                "cli_api",
+                "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test",
+                true,
+            ),
+            ("kyverno_api", "apiVersion: kyverno.io/v1\nkind: Test", true),
+            ("no_type", "policies: [p.yaml]", true),
+            (
+                "policy",
+                "apiVersion: kyverno.io/v1\nkind: ClusterPolicy",
+                false,
+            ),
+        ];
+        for (name, head, read) in cases {
+            let path = dir.join(format!("{name}.yaml"));
+            std::fs::write(&path, format!("{head}\nresults: []\n")).unwrap();
+            match read_test(&path) {
+                Ok(_) => assert!(read, "{name}: read"),
+                Err(e) => {
+                    assert!(!read, "{name}: {e}");
+                    assert!(e.to_string().contains("not a Kyverno test"), "{name}: {e}");
+                }
+            }
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
-use kyverno_engine::cluster::{Cluster, Lookup};
+use kyverno_engine::cluster::{Cluster, Lookup, MockedResponse};
 use kyverno_engine::engine::{evaluate_settings, Options, Statuses, Teardown};
 use kyverno_engine::jmespath::Query;
 use kyverno_engine::json::Json;
@@ -112,6 +112,8 @@ struct TestFile {
     results: Vec<Value>,
     /// `globalContextEntries`: mocked data for global context entries.
     global_context: Vec<Value>,
+    /// `apiCallResponses`: mocked answers to `apiCall` entries.
+    api_call_responses: Vec<Value>,
 }
 
 fn read_test(path: &Path) -> Result<TestFile> {
@@ -164,7 +166,88 @@ fn read_test(path: &Path) -> Result<TestFile> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default(),
+        api_call_responses: doc
+            .get("apiCallResponses")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     })
+}
+
+/// A test's `apiCallResponses` checked as Kyverno's CLI checks them (a
+/// problem fails the test), by the key it looks them up by: `METHOD:url`,
+/// or the bare URL for an entry that names no method.
+fn api_call_mocks(entries: &[Value]) -> Result<BTreeMap<String, MockedResponse>> {
+    let mut mocks = BTreeMap::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let text = |key: &str| {
+            entry
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        let (url, url_path) = (text("url"), text("urlPath"));
+        let resolved = match (url.is_empty(), url_path.is_empty()) {
+            (true, true) => bail!("apiCallResponses[{i}]: either url or urlPath is required"),
+            (false, false) => {
+                bail!("apiCallResponses[{i}]: url and urlPath are mutually exclusive")
+            }
+            (false, true) => {
+                let host = url
+                    .strip_prefix("https://")
+                    .or_else(|| url.strip_prefix("http://"));
+                match host {
+                    None => bail!(
+                        "apiCallResponses[{i}]: url {url:?} must be an absolute https/http URL"
+                    ),
+                    Some(rest) if rest.split(['/', '?', '#']).next().unwrap_or("").is_empty() => {
+                        bail!("apiCallResponses[{i}]: url {url:?} has scheme but no host")
+                    }
+                    Some(_) => url,
+                }
+            }
+            (true, false) => {
+                if !url_path.starts_with('/') {
+                    bail!("apiCallResponses[{i}]: urlPath {url_path:?} must be an absolute path starting with '/'");
+                }
+                url_path
+            }
+        };
+        let method = text("method").to_ascii_uppercase();
+        if !matches!(method.as_str(), "" | "GET" | "POST") {
+            bail!("apiCallResponses[{i}]: method must be GET or POST");
+        }
+        let response = entry.get("response");
+        let body = match response.and_then(|r| r.get("body")) {
+            None | Some(Value::Null) => {
+                bail!("apiCallResponses[{i}] {resolved:?}: response.body is required")
+            }
+            Some(body) if !body.is_object() => {
+                bail!("apiCallResponses[{i}] {resolved:?}: response.body must be a JSON object")
+            }
+            Some(body) => body.clone(),
+        };
+        let status = match response.and_then(|r| r.get("statusCode")) {
+            None | Some(Value::Null) => 200,
+            Some(code) => match code.as_u64().and_then(|c| u16::try_from(c).ok()) {
+                Some(0) => 200,
+                Some(c) if (100..=599).contains(&c) => c,
+                _ => bail!("apiCallResponses[{i}] {resolved:?}: statusCode {code} must be between 100 and 599"),
+            },
+        };
+        let key = if method.is_empty() {
+            resolved.clone()
+        } else {
+            format!("{method}:{resolved}")
+        };
+        if mocks.contains_key(&key) {
+            bail!("apiCallResponses: duplicate entry for {resolved:?} (key {key:?}) — each method+url combination must be unique");
+        }
+        mocks.insert(key, MockedResponse { status, body });
+    }
+    Ok(mocks)
 }
 
 /// A test's `globalContextEntries` checked as Kyverno's CLI checks them (a
@@ -499,6 +582,7 @@ fn run(path: &Path) -> Result<Vec<Row>> {
     let cluster_objects = cluster_resources(base, &test.cluster_resources)?;
     let mut cluster = TestCluster::new(&resources, &values, &user, cluster_objects);
     cluster.global_context = global_context_mocks(&test.global_context, base)?;
+    cluster.api_calls = api_call_mocks(&test.api_call_responses)?;
     let mut cache: BTreeMap<(usize, usize, String), Result<Outcomes, String>> = BTreeMap::new();
     let mut rows = Vec::new();
     for result in &test.results {
@@ -1124,6 +1208,8 @@ struct TestCluster {
     objects: Vec<Value>,
     /// The test's global context mocks, by entry name.
     global_context: BTreeMap<String, Result<Value, String>>,
+    /// The test's `apiCallResponses`, by [`api_call_mocks`]' key.
+    api_calls: BTreeMap<String, MockedResponse>,
 }
 
 impl TestCluster {
@@ -1168,6 +1254,7 @@ impl TestCluster {
         Self {
             objects,
             global_context: BTreeMap::new(),
+            api_calls: BTreeMap::new(),
         }
     }
 }
@@ -1175,6 +1262,13 @@ impl TestCluster {
 impl Cluster for TestCluster {
     fn global_context(&self, name: &str) -> Option<Result<Value, String>> {
         self.global_context.get(name).cloned()
+    }
+
+    fn api_call_response(&self, method: &str, url: &str) -> Option<MockedResponse> {
+        self.api_calls
+            .get(&format!("{method}:{url}"))
+            .or_else(|| self.api_calls.get(url))
+            .cloned()
     }
 
     fn fetch(&self, lookup: &Lookup) -> Result<Value, String> {
@@ -1453,6 +1547,81 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn api_call_responses_are_checked_and_keyed_as_kyvernos_cli_keys_them() {
+        let ok = json!([
+            {"urlPath": "/api/v1/namespaces", "method": "get", "response": {"body": {"items": []}}},
+            {"url": "https://example.com/check", "response": {"statusCode": 403, "body": {}}},
+        ]);
+        let mocks = api_call_mocks(ok.as_array().unwrap()).unwrap();
+        let keys: Vec<&str> = mocks.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["GET:/api/v1/namespaces", "https://example.com/check"]
+        );
+        assert_eq!(mocks["GET:/api/v1/namespaces"].status, 200);
+        assert_eq!(mocks["https://example.com/check"].status, 403);
+        let body = json!({"body": {}});
+        let cases = [
+            (
+                "neither_url",
+                json!([{"response": body}]),
+                "either url or urlPath is required",
+            ),
+            (
+                "both_urls",
+                json!([{"url": "https://a.b/c", "urlPath": "/c", "response": body}]),
+                "mutually exclusive",
+            ),
+            (
+                "relative_path",
+                json!([{"urlPath": "api/v1", "response": body}]),
+                "must be an absolute path",
+            ),
+            (
+                "no_scheme",
+                json!([{"url": "example.com/x", "response": body}]),
+                "absolute https/http URL",
+            ),
+            (
+                "no_host",
+                json!([{"url": "https:///x", "response": body}]),
+                "no host",
+            ),
+            (
+                "other_method",
+                json!([{"urlPath": "/x", "method": "PUT", "response": body}]),
+                "method must be GET or POST",
+            ),
+            (
+                "no_body",
+                json!([{"urlPath": "/x", "response": {}}]),
+                "response.body is required",
+            ),
+            (
+                "list_body",
+                json!([{"urlPath": "/x", "response": {"body": [1]}}]),
+                "must be a JSON object",
+            ),
+            (
+                "status_out_of_range",
+                json!([{"urlPath": "/x", "response": {"statusCode": 700, "body": {}}}]),
+                "must be between 100 and 599",
+            ),
+            (
+                "duplicate",
+                json!([{"urlPath": "/x", "response": body}, {"urlPath": "/x", "response": body}]),
+                "duplicate entry",
+            ),
+        ];
+        for (name, entries, want) in cases {
+            let Err(error) = api_call_mocks(entries.as_array().unwrap()) else {
+                panic!("{name}: accepted");
+            };
+            assert!(error.to_string().contains(want), "{name}: {error}");
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
     assert!(output.status.success(), "{stdout}");
     for folder in [
         "admission-user-info",
+        "api-call-responses",
         "cluster-resources",
         "exceptions",
         "exclude-namespaces-dynamically",
@@ -37,7 +38,7 @@ fn kyverno_test_folders_agree_with_their_expected_results() {
     }
     assert!(stdout.contains("│ ID │ POLICY"), "{stdout}");
     assert!(
-        stdout.contains("Test Summary: 25 tests passed and 0 tests failed"),
+        stdout.contains("Test Summary: 28 tests passed and 0 tests failed"),
         "{stdout}"
     );
     // Rows say why a result holds where Kyverno does: an excluded resource,

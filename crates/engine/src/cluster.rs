@@ -215,6 +215,20 @@ pub trait Cluster {
     fn global_context(&self, _name: &str) -> Option<Result<Value, String>> {
         None
     }
+
+    /// A response that stands in for an `apiCall` of `method` to `url` (the
+    /// path after substitution): a Kyverno test's `apiCallResponses`.
+    /// Kubewarden's host has none: the call is made.
+    fn api_call_response(&self, _method: &str, _url: &str) -> Option<MockedResponse> {
+        None
+    }
+}
+
+/// A mocked answer to an API call: its HTTP status and its JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MockedResponse {
+    pub status: u16,
+    pub body: Value,
 }
 
 /// No cluster: natively, in tests, and wherever a host gives no access.
@@ -285,6 +299,11 @@ impl<'c> Cached<'c> {
     /// [`Cluster::global_context`] of the wrapped cluster.
     pub fn global_context(&self, name: &str) -> Option<Result<Value, String>> {
         self.cluster.global_context(name)
+    }
+
+    /// [`Cluster::api_call_response`] of the wrapped cluster.
+    pub fn api_call_response(&self, method: &str, url: &str) -> Option<MockedResponse> {
+        self.cluster.api_call_response(method, url)
     }
 
     /// The Namespace object `name`.

@@ -388,6 +388,21 @@ impl CompiledEntry {
             format!("failed to substitute variables in context entry {entry} {url_path}: {e}")
         };
         let url = render_text(url, ctx).map_err(substitution)?;
+        // A test's mocked response, as Kyverno's CLI serves it: before any
+        // other check, with neither `default` nor the cluster behind it.
+        let method = if post.is_some() { "POST" } else { "GET" };
+        if let Some(mocked) = cluster.api_call_response(method, &url) {
+            if !(200..300).contains(&mocked.status) {
+                return Err(format!(
+                    "HTTP {} from apiCall mock for context entry {entry:?} (v1 apiCall treats non-2xx as failure)",
+                    mocked.status
+                ));
+            }
+            return match jmes_path {
+                Some(jmes_path) => self.query_data(jmes_path, &mocked.body, ctx),
+                None => Ok(mocked.body),
+            };
+        }
         // Checked before the call, so `default` does not stand in.
         if let Some(namespace) = ctx.policy_namespace() {
             api_call::check_policy_namespace(&url, namespace)?;

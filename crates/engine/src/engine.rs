@@ -1529,6 +1529,79 @@ mod tests {
         (status, message, cluster.lists.get())
     }
 
+    /// Mocked API responses for two paths; the cluster itself has nothing.
+    struct MockedCalls;
+
+    impl Cluster for MockedCalls {
+        fn fetch(&self, lookup: &crate::cluster::Lookup) -> Result<Value, String> {
+            Err(format!("cannot read {}", lookup.describe()))
+        }
+
+        fn api_call_response(
+            &self,
+            method: &str,
+            url: &str,
+        ) -> Option<crate::cluster::MockedResponse> {
+            let (status, body) = match (method, url) {
+                ("GET", "/api/v1/namespaces/a/configmaps/limit") => {
+                    (200, json!({"data": {"max": "3"}}))
+                }
+                ("GET", "/api/v1/namespaces/b/configmaps/limit") => {
+                    (404, json!({"kind": "Status"}))
+                }
+                _ => return None,
+            };
+            Some(crate::cluster::MockedResponse { status, body })
+        }
+    }
+
+    #[test]
+    fn mocked_api_responses_stand_in_for_the_call_without_its_default() {
+        let settings = json!({"validationFailureAction": "Enforce", "rules": [{"name": "r",
+            "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+            "context": [{"name": "limit", "apiCall": {
+                "urlPath": "/api/v1/namespaces/{{ request.namespace }}/configmaps/limit",
+                "jmesPath": "data.max", "default": "10"}}],
+            "validate": {"message": "over {{ limit }}", "deny": {"conditions": {"any": [
+                {"key": "{{ request.object.metadata.annotations.n }}",
+                 "operator": "GreaterThan", "value": "{{ limit }}"}]}}}}]});
+        let cases = [
+            ("mocked_body_queried", "a", "2", RuleStatus::Pass, ""),
+            ("mocked_body_denies", "a", "5", RuleStatus::Fail, "over 3"),
+            (
+                "a_non_2xx_mock_fails_the_entry",
+                "b",
+                "1",
+                RuleStatus::Error,
+                "HTTP 404 from apiCall mock for context entry \"limit\" (v1 apiCall treats non-2xx as failure)",
+            ),
+            // Without a mock the call is made; it fails, so `default` holds.
+            ("unmocked_call_falls_back_to_default", "c", "5", RuleStatus::Pass, ""),
+        ];
+        for (name, namespace, n, status, message) in cases {
+            let request = json!({"uid": "1", "operation": "CREATE", "namespace": namespace,
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p",
+                    "namespace": namespace, "annotations": {"n": n}}}});
+            let options = Options {
+                mentions_roles: false,
+                teardown: Teardown::Free,
+                statuses: Statuses::Exact,
+                webhook: true,
+            };
+            let evaluation =
+                evaluate_settings(&Json::borrow(&settings), request, &MockedCalls, options)
+                    .unwrap_or_else(|d| panic!("{name}: invalid settings: {}", d.summary()));
+            let outcome = evaluation.outcomes.first().expect("one outcome");
+            assert_eq!(outcome.status, status, "{name}: {}", outcome.message);
+            assert!(
+                outcome.message.contains(message),
+                "{name}: {}",
+                outcome.message
+            );
+        }
+    }
+
     #[test]
     fn a_background_only_policy_runs_outside_webhooks_only() {
         let settings = json!({"admission": false, "validationFailureAction": "Enforce",

@@ -85,7 +85,8 @@ pub enum Statuses {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Whether the settings may name `request.roles` or
-    /// `request.clusterRoles` (a byte search of the payload answers it).
+    /// `request.clusterRoles` (reading them into [`crate::json::Scanned`]
+    /// answers it).
     pub mentions_roles: bool,
     pub teardown: Teardown,
     pub statuses: Statuses,

@@ -114,6 +114,29 @@ fn mismatch(nodes: &[Node], items: impl IntoIterator<Item = NodeId>) -> Option<M
     None
 }
 
+/// The kinds of a list literal's elements, for cel-go's check of a
+/// `format()` call's arguments: a literal's type name (`list` and `map` for
+/// aggregates, whatever they hold), `None` for an element only the
+/// evaluation can type. `None` for a list with optional entries.
+pub(crate) fn element_kinds(nodes: &[Node], words: Words) -> Option<Vec<Option<&'static str>>> {
+    let mut kinds = Vec::new();
+    for (id, optional) in list_entries(nodes, words) {
+        if optional {
+            return None;
+        }
+        let kind = match nodes.get(id as usize) {
+            Some(Node::List(_)) => Some("list"),
+            Some(Node::Map(_)) => Some("map"),
+            _ => match literal_type(nodes, id, 0) {
+                Some(LiteralType::Scalar(t)) => Some(t.name()),
+                _ => None,
+            },
+        };
+        kinds.push(kind);
+    }
+    Some(kinds)
+}
+
 /// The type of node `id` when it is a literal, or a list or map literal
 /// whose elements are literals of one type; `None` otherwise. An empty
 /// list or map takes its element type from its neighbours in cel-go, so

@@ -977,7 +977,33 @@ impl<'s> Parser<'s> {
         }
         let func = self.resolve(name, true, argc, at)?;
         self.check_literal(func, base + 1, first_at)?;
+        if func == Func::Format {
+            self.check_format(base, at)?;
+        }
         self.push_call(func, base, height, at)
+    }
+
+    /// cel-go's string format validator, which Kubernetes' CEL environment
+    /// runs when it compiles an expression: a literal format string called
+    /// with a list literal must have a clause for every argument and an
+    /// argument of a fitting kind for every clause (see
+    /// [`crate::library::check_format`]). `scratch[base]` is the target,
+    /// `scratch[base + 1]` the argument.
+    fn check_format(&self, base: usize, at: usize) -> PResult<()> {
+        let words = self.scratch.words();
+        let (Some(&target), Some(&arg)) = (words.get(base), words.get(base + 1)) else {
+            return Ok(());
+        };
+        let (Some(&Node::String(span)), Some(&Node::List(items))) =
+            (self.node(target), self.node(arg))
+        else {
+            return Ok(());
+        };
+        let Some(kinds) = homogeneous::element_kinds(&self.nodes, items) else {
+            return Ok(());
+        };
+        crate::library::check_format(self.text(span), &kinds)
+            .map_err(|message| self.check_error(at, message))
     }
 
     #[inline(never)]

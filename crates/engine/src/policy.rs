@@ -142,7 +142,7 @@ mod tests {
                     {"expression": "object.metadata.name.matches('[a-z')"}]}}))]}),
                 vec!["rules[0].validate.cel.expressions[1].expression: `object.metadata.name.matches('[a-z')` does not compile: at line 1, column 30: invalid matches argument"]),
             ("cel_literals_of_mixed_types_are_refused", json!({"rules": [pod_rule(json!({"cel": {"expressions": [
-                    {"expression": "object.metadata.name in ['a', 'b'] || '%s'.format([1, 'x']) != ''"},
+                    {"expression": "object.metadata.name in ['a', 'b'] || '%s %s'.format([1, 'x']) != ''"},
                     {"expression": "object.spec.replicas in [1, 'two']"}]}}))]}),
                 vec!["rules[0].validate.cel.expressions[1].expression: `object.spec.replicas in [1, 'two']` does not compile: at line 1, column 25: expected type 'int' but found 'string'"]),
             ("failure_policy_value_is_checked", json!({"rules": [pod_rule(json!({"pattern": {}}))], "failurePolicy": "Skip"}),

@@ -17,6 +17,8 @@ mod strings;
 pub(crate) mod time;
 mod url;
 
+pub(crate) use strings::check_format;
+
 use crate::budget::Budget;
 use crate::error::EvalError;
 use crate::func::Func;

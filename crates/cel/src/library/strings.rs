@@ -270,7 +270,6 @@ fn quote(s: &str) -> String {
 const MAX_PRECISION: usize = 1_000;
 
 fn format(f: &str, args: ListRef<'_, '_>, budget: &mut Budget) -> Result<String, EvalError> {
-    let parse_err = |m: String| EvalError::msg(format!("could not parse formatting clause: {m}"));
     let bytes = f.as_bytes();
     let mut out = String::with_capacity(f.len());
     let mut literal_start = 0;
@@ -294,7 +293,42 @@ fn format(f: &str, args: ListRef<'_, '_>, budget: &mut Budget) -> Result<String,
         if i + 1 >= bytes.len() {
             return Err(EvalError::msg("unexpected end of string"));
         }
-        i += 1;
+        let clause = Clause::parse(f, i).map_err(EvalError::msg)?;
+        i = clause.end;
+        literal_start = i;
+        let precision = clause.precision;
+        let text = match clause.verb {
+            's' => format_string(&arg, budget),
+            'd' => format_decimal(&arg),
+            'f' => format_fixed(&arg, precision.unwrap_or(6)),
+            'e' => format_scientific(&arg, precision.unwrap_or(6)),
+            'b' => format_radix(&arg, 2),
+            'o' => format_radix(&arg, 8),
+            _ => format_hex(&arg, clause.verb == 'X'),
+        }
+        .map_err(|m| EvalError::msg(format!("error during formatting: {m}")))?;
+        budget.charge_len(text.len())?;
+        out.push_str(&text);
+        arg_index += 1;
+    }
+    out.push_str(f.get(literal_start..).unwrap_or(""));
+    Ok(out)
+}
+
+/// A formatting clause: its verb, its precision, and where it ends.
+struct Clause {
+    verb: char,
+    precision: Option<usize>,
+    end: usize,
+}
+
+impl Clause {
+    /// The clause whose `%` is at `at` (and is not `%%`), worded as cel-go
+    /// words a clause it cannot parse.
+    fn parse(f: &str, at: usize) -> Result<Self, String> {
+        let parse_err = |m: String| format!("could not parse formatting clause: {m}");
+        let bytes = f.as_bytes();
+        let mut i = at + 1;
         let mut precision = None;
         if bytes.get(i) == Some(&b'.') {
             i += 1;
@@ -317,29 +351,87 @@ fn format(f: &str, args: ListRef<'_, '_>, budget: &mut Budget) -> Result<String,
             precision = Some(p.min(MAX_PRECISION));
         }
         let verb = f.get(i..).and_then(|r| r.chars().next()).unwrap_or('%');
-        i += verb.len_utf8();
-        literal_start = i;
-        let text = match verb {
-            's' => format_string(&arg, budget),
-            'd' => format_decimal(&arg),
-            'f' => format_fixed(&arg, precision.unwrap_or(6)),
-            'e' => format_scientific(&arg, precision.unwrap_or(6)),
-            'b' => format_radix(&arg, 2),
-            'o' => format_radix(&arg, 8),
-            'x' | 'X' => format_hex(&arg, verb == 'X'),
-            other => {
-                return Err(parse_err(format!(
-                    "unrecognized formatting clause \"{other}\""
-                )))
-            }
+        if !matches!(verb, 's' | 'd' | 'f' | 'e' | 'b' | 'o' | 'x' | 'X') {
+            return Err(parse_err(format!(
+                "unrecognized formatting clause \"{verb}\""
+            )));
         }
-        .map_err(|m| EvalError::msg(format!("error during formatting: {m}")))?;
-        budget.charge_len(text.len())?;
-        out.push_str(&text);
-        arg_index += 1;
+        Ok(Self {
+            verb,
+            precision,
+            end: i + verb.len_utf8(),
+        })
     }
-    out.push_str(f.get(literal_start..).unwrap_or(""));
-    Ok(out)
+
+    /// Whether the clause takes an argument of `kind` (cel-go's static
+    /// check compares kinds only; `%s` takes every kind a literal has).
+    fn takes(&self, kind: &str) -> bool {
+        let takes: &[&str] = match self.verb {
+            'd' | 'o' => &["int", "uint"],
+            'f' | 'e' => &["double", "string"],
+            'b' => &["int", "uint", "bool"],
+            'x' | 'X' => &["int", "uint", "string", "bytes"],
+            _ => return true,
+        };
+        takes.contains(&kind)
+    }
+}
+
+/// Why `verb` cannot format a value of type `type_name`, as cel-go says it.
+fn refusal(verb: char, type_name: &str) -> String {
+    let what = match verb {
+        'd' => "decimal clause can only be used on integers",
+        'f' => "fixed-point clause can only be used on doubles",
+        'e' => "scientific clause can only be used on doubles",
+        'b' => "only integers and bools can be formatted as binary",
+        'o' => "octal clause can only be used on integers",
+        'x' | 'X' => "only integers, byte buffers, and strings can be formatted as hex",
+        _ => "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps",
+    };
+    format!("{what}, was given {type_name}")
+}
+
+/// cel-go's static check of `'literal'.format([list literal])`, which
+/// Kubernetes' CEL environment runs when it compiles an expression: every
+/// clause has an argument, each argument's kind (`None` where only the
+/// evaluation knows it) suits its clause, and no argument is left over.
+pub(crate) fn check_format(f: &str, kinds: &[Option<&str>]) -> Result<(), String> {
+    let bytes = f.as_bytes();
+    let mut i = 0;
+    let mut requested = 0usize;
+    while let Some(&b) = bytes.get(i) {
+        if b != b'%' {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) == Some(&b'%') {
+            i += 2;
+            continue;
+        }
+        let index = requested;
+        requested += 1;
+        if i + 1 >= bytes.len() {
+            return Err("unexpected end of string".into());
+        }
+        let Some(kind) = kinds.get(index) else {
+            return Err(format!("index {index} out of range"));
+        };
+        let clause = Clause::parse(f, i)?;
+        if let Some(kind) = kind.filter(|k| !clause.takes(k)) {
+            return Err(format!(
+                "error during formatting: {}",
+                refusal(clause.verb, kind)
+            ));
+        }
+        i = clause.end;
+    }
+    if kinds.len() > requested {
+        return Err(format!(
+            "too many arguments supplied to string.format (expected {requested}, got {})",
+            kinds.len()
+        ));
+    }
+    Ok(())
 }
 
 /// `%s`.
@@ -358,9 +450,7 @@ fn format_string(arg: &Value<'_>, budget: &mut Budget) -> Result<String, String>
         | Value::Timestamp(_)
         | Value::Duration(_)
         | Value::Type(_) => arg.to_string(),
-        other => {
-            return Err(format!("string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {}", other.type_name()))
-        }
+        other => return Err(refusal('s', other.type_name())),
     })
 }
 
@@ -420,10 +510,7 @@ fn format_aggregate(v: &Value<'_>, budget: &mut Budget) -> Result<String, String
 fn format_decimal(arg: &Value<'_>) -> Result<String, String> {
     match arg {
         Value::Int(_) | Value::Uint(_) => Ok(arg.to_string()),
-        other => Err(format!(
-            "decimal clause can only be used on integers, was given {}",
-            other.type_name()
-        )),
+        other => Err(refusal('d', other.type_name())),
     }
 }
 
@@ -454,12 +541,7 @@ fn non_finite(d: f64) -> Option<String> {
 
 /// `%f` as Go's en_US message printer writes it: grouped thousands.
 fn format_fixed(arg: &Value<'_>, precision: usize) -> Result<String, String> {
-    let d = float_arg(arg).ok_or_else(|| {
-        format!(
-            "fixed-point clause can only be used on doubles, was given {}",
-            arg.type_name()
-        )
-    })?;
+    let d = float_arg(arg).ok_or_else(|| refusal('f', arg.type_name()))?;
     if let Some(s) = non_finite(d) {
         return Ok(s);
     }
@@ -484,12 +566,7 @@ fn format_fixed(arg: &Value<'_>, precision: usize) -> Result<String, String> {
 
 /// `%e` as Go's en_US message printer writes it: `1.052033 × 10⁰³`.
 fn format_scientific(arg: &Value<'_>, precision: usize) -> Result<String, String> {
-    let d = float_arg(arg).ok_or_else(|| {
-        format!(
-            "scientific clause can only be used on doubles, was given {}",
-            arg.type_name()
-        )
-    })?;
+    let d = float_arg(arg).ok_or_else(|| refusal('e', arg.type_name()))?;
     if let Some(s) = non_finite(d) {
         return Ok(s);
     }
@@ -518,14 +595,8 @@ fn format_radix(arg: &Value<'_>, radix: u32) -> Result<String, String> {
         Value::Int(i) => Ok(digits(i.unsigned_abs())),
         Value::Uint(u) => Ok(digits(*u)),
         Value::Bool(b) if radix == 2 => Ok(if *b { "1" } else { "0" }.into()),
-        other if radix == 2 => Err(format!(
-            "only integers and bools can be formatted as binary, was given {}",
-            other.type_name()
-        )),
-        other => Err(format!(
-            "octal clause can only be used on integers, was given {}",
-            other.type_name()
-        )),
+        other if radix == 2 => Err(refusal('b', other.type_name())),
+        other => Err(refusal('o', other.type_name())),
     }
 }
 
@@ -554,10 +625,7 @@ fn format_hex(arg: &Value<'_>, upper: bool) -> Result<String, String> {
         Value::Uint(u) => Ok(hex(*u)),
         Value::String(s) => Ok(hex_bytes(s.as_bytes())),
         Value::Bytes(b) => Ok(hex_bytes(b)),
-        other => Err(format!(
-            "only integers, byte buffers, and strings can be formatted as hex, was given {}",
-            other.type_name()
-        )),
+        other => Err(refusal('x', other.type_name())),
     }
 }
 
@@ -662,16 +730,94 @@ mod tests {
             ("null", "'null: %s'.format([null])", "null: null"),
             ("duration", "'%s'.format([duration('1h45m47s')])", "6347s"),
             ("type", "'%s'.format([type('a')])", "string"),
-            ("missing_argument", "'%s %s'.format(['a'])", "error: index 1 out of range"),
+            // Arguments built at run time: a literal list is checked when the
+            // expression compiles (see the next test).
+            ("missing_argument", "'%s %s'.format(dyn(['a']))", "error: index 1 out of range"),
             // Go's `%q` escapes what `strconv.IsPrint` rejects, not only
             // control characters.
             ("unprintable_in_a_list_is_escaped", "'%s'.format([['\\u00ad']])", "[\"\\u00ad\"]"),
-            ("decimal_on_double", "'%d'.format([1.5])", "error: error during formatting: decimal clause can only be used on integers, was given double"),
-            ("unknown_clause", "'%z'.format([1])", "error: could not parse formatting clause: unrecognized formatting clause \"z\""),
-            ("trailing_percent", "'abc%'.format([1])", "error: unexpected end of string"),
+            ("decimal_on_double", "'%d'.format(dyn([1.5]))", "error: error during formatting: decimal clause can only be used on integers, was given double"),
+            ("unknown_clause", "'%z'.format(dyn([1]))", "error: could not parse formatting clause: unrecognized formatting clause \"z\""),
+            ("trailing_percent", "'abc%'.format(dyn([1]))", "error: unexpected end of string"),
+            ("fixed_on_an_int", "'%f'.format(dyn([1]))", "error: error during formatting: fixed-point clause can only be used on doubles, was given int"),
         ];
         for (name, expr, want) in cases {
             assert_eq!(eval_str(expr), want, "{name}");
+        }
+    }
+
+    /// cel-go's string format validator, as Kubernetes' CEL environment
+    /// runs it: a literal format string called with a list literal is
+    /// checked when the expression compiles.
+    #[test]
+    fn literal_format_calls_are_checked_when_compiled() {
+        let cases = [
+            (
+                "too_many_arguments",
+                "'%s %s'.format(['abc', 'def', 'ghi']) == 'abc def'",
+                Some("too many arguments supplied to string.format (expected 2, got 3)"),
+            ),
+            (
+                "no_clause_but_an_argument",
+                "'plain'.format([1]) == 'plain'",
+                Some("too many arguments supplied to string.format (expected 0, got 1)"),
+            ),
+            (
+                "too_few_arguments",
+                "'%s %s'.format(['a']) != ''",
+                Some("index 1 out of range"),
+            ),
+            (
+                "decimal_on_a_string",
+                "true || '%d'.format(['x']) == ''",
+                Some("error during formatting: decimal clause can only be used on integers, was given string"),
+            ),
+            (
+                "fixed_on_an_int",
+                "'%.2f'.format([1]) != ''",
+                Some("error during formatting: fixed-point clause can only be used on doubles, was given int"),
+            ),
+            (
+                "binary_on_a_double",
+                "'%b'.format([1.5]) != ''",
+                Some("only integers and bools can be formatted as binary, was given double"),
+            ),
+            (
+                "hex_on_a_list",
+                "'%x'.format([[1]]) != ''",
+                Some("only integers, byte buffers, and strings can be formatted as hex, was given list"),
+            ),
+            (
+                "octal_on_null",
+                "'%o'.format([null]) != ''",
+                Some("octal clause can only be used on integers, was given null_type"),
+            ),
+            (
+                "unknown_clause",
+                "'%z'.format([1]) != ''",
+                Some("could not parse formatting clause: unrecognized formatting clause \"z\""),
+            ),
+            (
+                "trailing_percent",
+                "'abc%'.format([1]) != ''",
+                Some("unexpected end of string"),
+            ),
+            ("fitting_literals", "'%s %d %.1f %b %x %o'.format(['a', -1, 2.5, true, 'hi', 8u]) != ''", None),
+            ("any_string_for_fixed", "'%f'.format(['NaN']) != ''", None),
+            ("escaped_percent_takes_none", "'100%%'.format([]) == '100%'", None),
+            ("fields_are_not_typed_here", "'%d'.format([object.x]) != ''", None),
+            ("arguments_not_a_literal_list", "'%s %s'.format(dyn(['a'])) != ''", None),
+            ("format_string_not_a_literal", "object.f.format(['a', 'b']) != ''", None),
+        ];
+        for (name, expr, want) in cases {
+            let got = crate::compile(expr).err().map(|e| e.one_line());
+            match want {
+                None => assert_eq!(got, None, "{name}"),
+                Some(want) => {
+                    let got = got.unwrap_or_default();
+                    assert!(got.contains(want), "{name}: {got}");
+                }
+            }
         }
     }
 }

@@ -275,15 +275,6 @@ mod tests {
                 Some("expected type 'int' but found 'string'"),
             ),
         ];
-        for (name, expr, want) in cases {
-            let got = crate::compile(expr).err().map(|e| e.one_line());
-            match want {
-                None => assert_eq!(got, None, "{name}"),
-                Some(want) => {
-                    let got = got.unwrap_or_default();
-                    assert!(got.contains(want), "{name}: {got}");
-                }
-            }
-        }
+        crate::test_support::assert_compiles(&cases);
     }
 }

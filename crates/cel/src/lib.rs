@@ -63,6 +63,21 @@ pub const MAX_DEPTH: usize = parser::MAX_DEPTH;
 mod test_support {
     use super::*;
 
+    /// Each case's expression compiles (`None`), or fails to compile with
+    /// an error that contains the text given.
+    pub(crate) fn assert_compiles(cases: &[(&str, &str, Option<&str>)]) {
+        for (name, expr, want) in cases {
+            let got = compile(expr).err().map(|e| e.one_line());
+            match want {
+                None => assert_eq!(got, None, "{name}"),
+                Some(want) => {
+                    let got = got.unwrap_or_default();
+                    assert!(got.contains(want), "{name}: {got}");
+                }
+            }
+        }
+    }
+
     /// The result of `expr` (with `object` bound to `{}`), as text, or
     /// `error: …`.
     pub(crate) fn eval_str(expr: &str) -> String {

@@ -59,11 +59,39 @@ enum Command {
 #[derive(Debug, Args)]
 struct TestArgs {
     /// The test file name looked for in directories
-    #[arg(long, value_name = "NAME", default_value = "kyverno-test.yaml")]
+    #[arg(
+        short = 'f',
+        long,
+        value_name = "NAME",
+        default_value = "kyverno-test.yaml"
+    )]
     file_name: String,
     /// A table for people, or JSON for machines
     #[arg(long, value_enum, default_value_t = TestFormat::Text)]
     output: TestFormat,
+    /// Only the results whose policy, rule and resource match, as in
+    /// `kyverno test` (`policy=NAME,rule=NAME,resource=NAME`, wildcards
+    /// allowed; a resource other than `*` replaces the ones a result names)
+    #[arg(
+        short = 't',
+        long,
+        value_name = "SELECTOR",
+        default_value = "policy=*,rule=*,resource=*"
+    )]
+    test_case_selector: String,
+    /// Print no table per test, only the failures after the summary
+    #[arg(long)]
+    fail_only: bool,
+    /// Add each rule's message to the table
+    #[arg(long)]
+    detailed_results: bool,
+    /// Print no colours
+    #[arg(long)]
+    remove_color: bool,
+    /// Fail when no test file is found (without it, as `kyverno test`, that
+    /// is said and the run succeeds)
+    #[arg(long)]
+    require_tests: bool,
     /// Test files, or directories to search
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<std::path::PathBuf>,
@@ -148,17 +176,31 @@ fn run_convert(args: &ConvertArgs) -> Result<ExitCode> {
 
 /// Runs every test file found and prints the results.
 fn run_test(args: &TestArgs) -> Result<ExitCode> {
+    let (selector, problems) = test::Selector::parse(&args.test_case_selector);
+    for problem in &problems {
+        output::report(Severity::Warning, problem);
+    }
     let files = test::discover(&args.paths, &args.file_name)?;
     if files.is_empty() {
-        output::report(
-            Severity::Error,
-            &format!("no `{}` found under the given paths", args.file_name),
-        );
-        return Ok(ExitCode::FAILURE);
+        let message = format!("no `{}` found under the given paths", args.file_name);
+        if args.require_tests {
+            output::report(Severity::Error, &message);
+            return Ok(ExitCode::FAILURE);
+        }
+        output::report(Severity::Warning, &message);
+        return Ok(ExitCode::SUCCESS);
     }
-    let reports: Vec<test::FileReport> = files.iter().map(|f| test::run_file(f)).collect();
+    let reports: Vec<test::FileReport> =
+        files.iter().map(|f| test::run_file(f, &selector)).collect();
     let text = match args.output {
-        TestFormat::Text => test::render_text(&reports, output::stdout_colour()),
+        TestFormat::Text => test::render_text(
+            &reports,
+            test::TextOptions {
+                colour: output::stdout_colour() && !args.remove_color,
+                fail_only: args.fail_only,
+                detailed: args.detailed_results,
+            },
+        ),
         TestFormat::Json => format!("{:#}\n", test::render_json(&reports)),
     };
     output::print(&text)?;

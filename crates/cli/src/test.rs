@@ -21,6 +21,7 @@ use kyverno_engine::jmespath::Query;
 use kyverno_engine::json::Json;
 use kyverno_engine::resources;
 use kyverno_engine::verdict::RuleStatus;
+use kyverno_engine::wildcard;
 use serde_json::{json, Map, Value};
 
 /// One checked result: a row of the table.
@@ -35,6 +36,8 @@ pub struct Row {
     pub got: Option<String>,
     pub ok: bool,
     pub reason: String,
+    /// The rule's own message, for `--detailed-results`.
+    pub message: String,
 }
 
 /// The rows of one test file, or why it could not run.
@@ -48,6 +51,87 @@ pub struct FileReport {
 impl FileReport {
     pub fn failed(&self) -> usize {
         self.rows.iter().filter(|r| !r.ok).count() + usize::from(self.error.is_some())
+    }
+}
+
+/// `--test-case-selector`, as Kyverno's CLI reads it: `key=value` pairs,
+/// comma-separated, for `policy`, `rule` and `resource`, each a wildcard
+/// pattern. A result is run when each pair matches it (a result that names
+/// no policy, rule or resource matches that pair); a `resource` pattern
+/// other than `*` also replaces the resources a result names.
+#[derive(Debug, Default, Clone)]
+pub struct Selector {
+    policy: Vec<String>,
+    rule: Vec<String>,
+    resource: Vec<String>,
+    /// The resources that replace a result's (Kyverno's
+    /// `ExtractResourceFilters`): the `resource` patterns before the first
+    /// `*`, none when a pair was not understood.
+    replacing: Vec<String>,
+}
+
+impl Selector {
+    /// The selector, and the pairs that are not understood (as Kyverno, a
+    /// message for each, the others still applied).
+    pub fn parse(text: &str) -> (Self, Vec<String>) {
+        let mut selector = Self::default();
+        let mut problems = Vec::new();
+        if text.is_empty() {
+            return (selector, problems);
+        }
+        for pair in text.split(',') {
+            let parts: Vec<&str> = pair.split('=').collect();
+            let [key, value] = parts.as_slice() else {
+                problems.push(format!("Invalid test-case-selector argument ({pair}). Parameter must be in the form `<key>=<value>`."));
+                continue;
+            };
+            let value = value.trim().to_string();
+            match key.trim() {
+                "policy" => selector.policy.push(value),
+                "rule" => selector.rule.push(value),
+                "resource" => selector.resource.push(value),
+                _ => problems.push(format!(
+                    "Invalid test-case-selector ({pair}). Parameter can only be policy, rule or resource."
+                )),
+            }
+        }
+        if problems.is_empty() {
+            selector.replacing = selector
+                .resource
+                .iter()
+                .take_while(|p| *p != "*")
+                .cloned()
+                .collect();
+        }
+        (selector, problems)
+    }
+
+    fn selects(&self, result: &Value) -> bool {
+        let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or("");
+        let resources: Vec<&str> = result
+            .get("resources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let named = |patterns: &[String], value: &str| {
+            value.is_empty() || patterns.iter().all(|p| wildcard::matches(p, value))
+        };
+        named(&self.policy, field("policy"))
+            && named(&self.rule, field("rule"))
+            && (resources.is_empty()
+                || self
+                    .resource
+                    .iter()
+                    .all(|p| resources.iter().any(|r| wildcard::matches(p, r))))
+    }
+
+    /// A selected result's resources, as the selector may replace them.
+    fn narrow(&self, names: &mut Vec<String>) {
+        if !self.replacing.is_empty() {
+            names.clone_from(&self.replacing);
+        }
     }
 }
 
@@ -83,8 +167,8 @@ fn walk(dir: &Path, file_name: &str, found: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// Runs one test file.
-pub fn run_file(path: &Path) -> FileReport {
-    match run(path) {
+pub fn run_file(path: &Path, selector: &Selector) -> FileReport {
+    match run(path, selector) {
         Ok(rows) => FileReport {
             path: path.to_path_buf(),
             rows,
@@ -552,7 +636,7 @@ fn read_user(path: &Path) -> Result<User> {
     })
 }
 
-fn run(path: &Path) -> Result<Vec<Row>> {
+fn run(path: &Path, selector: &Selector) -> Result<Vec<Row>> {
     let test = read_test(path)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let (policies, other_policies): (Vec<Value>, Vec<Value>) =
@@ -585,7 +669,7 @@ fn run(path: &Path) -> Result<Vec<Row>> {
     cluster.api_calls = api_call_mocks(&test.api_call_responses)?;
     let mut cache: BTreeMap<(usize, usize, String), Result<Outcomes, String>> = BTreeMap::new();
     let mut rows = Vec::new();
-    for result in &test.results {
+    for result in test.results.iter().filter(|r| selector.selects(r)) {
         let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or("");
         let policy_name = field("policy");
         let rule = field("rule");
@@ -609,6 +693,7 @@ fn run(path: &Path) -> Result<Vec<Row>> {
         if !field("resource").is_empty() {
             names.push(field("resource").to_string());
         }
+        selector.narrow(&mut names);
         let row = |resource: &str, got: Option<String>, ok: bool, reason: String| Row {
             policy: policy_name.to_string(),
             rule: rule.to_string(),
@@ -617,6 +702,7 @@ fn run(path: &Path) -> Result<Vec<Row>> {
             got,
             ok,
             reason,
+            message: String::new(),
         };
         let found = policies
             .iter()
@@ -706,12 +792,10 @@ fn run(path: &Path) -> Result<Vec<Row>> {
                     });
                 let shown = resource_id(resource);
                 match outcomes {
-                    Err(e) => rows.push(row(
-                        &shown,
-                        Some("error".into()),
-                        expected == "error",
-                        e.clone(),
-                    )),
+                    Err(e) => rows.push(Row {
+                        message: e.clone(),
+                        ..row(&shown, Some("error".into()), expected == "error", e.clone())
+                    }),
                     Ok(list) => {
                         // A result may name a Pod rule for a pod controller, which
                         // Kyverno answers with the rule autogen derived from it.
@@ -724,6 +808,7 @@ fn run(path: &Path) -> Result<Vec<Row>> {
                             .iter()
                             .find_map(|n| list.iter().find(|(r, _, _)| r == n));
                         let got = found.map(|(_, s, _)| s.clone());
+                        let message = found.map(|(_, _, m)| m.clone()).unwrap_or_default();
                         let (ok, reason) = match found {
                             Some((_, g, _)) if *g == expected => (true, "Ok".to_string()),
                             Some((_, g, m)) if g == "error" || g == "fail" => {
@@ -735,7 +820,10 @@ fn run(path: &Path) -> Result<Vec<Row>> {
                             // result expected.
                             None => (true, "Excluded".to_string()),
                         };
-                        rows.push(row(&shown, got, ok, reason));
+                        rows.push(Row {
+                            message,
+                            ..row(&shown, got, ok, reason)
+                        });
                     }
                 }
             }
@@ -1337,71 +1425,119 @@ fn labels_match(object: &Value, selector: &str) -> bool {
 }
 
 /// The report `kyverno test` prints, one table per test file.
-pub fn render_text(reports: &[FileReport], colour: bool) -> String {
-    let paint = |text: &str, code: &str| {
-        if colour {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    };
+/// How [`render_text`] prints, as `kyverno test`'s flags ask.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TextOptions {
+    pub colour: bool,
+    /// `--fail-only`: no table per test; the failures, in one table, after
+    /// the summary.
+    pub fail_only: bool,
+    /// `--detailed-results`: each row with the rule's message.
+    pub detailed: bool,
+}
+
+pub fn render_text(reports: &[FileReport], options: TextOptions) -> String {
     let mut out = String::new();
     let (mut passed, mut failed) = (0, 0);
+    let mut failures: Vec<&Row> = Vec::new();
     for report in reports {
+        // As `kyverno test`: a test with no result to check (none
+        // selected) is not run.
+        if report.rows.is_empty() && report.error.is_none() {
+            continue;
+        }
         let _ = writeln!(out, "Loading test ( {} ) ...", report.path.display());
         if let Some(e) = &report.error {
-            let _ = writeln!(out, "  {} {e}\n", paint("Error:", "31"));
+            let _ = writeln!(out, "  {} {e}\n", paint(options.colour, "Error:", "31"));
             failed += 1;
             continue;
         }
-        let header = ["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
-        let cells: Vec<[String; 6]> = report
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                [
-                    (i + 1).to_string(),
-                    r.policy.clone(),
-                    r.rule.clone(),
-                    r.resource.clone(),
-                    if r.ok { "Pass".into() } else { "Fail".into() },
-                    r.reason.clone(),
-                ]
-            })
-            .collect();
-        let mut widths = header.map(str::len);
-        for row in &cells {
-            for (w, c) in widths.iter_mut().zip(row) {
-                *w = (*w).max(c.chars().count());
-            }
+        if !options.fail_only {
+            let rows: Vec<&Row> = report.rows.iter().collect();
+            out.push_str(&table(&rows, options));
+            let _ = writeln!(out);
         }
-        let line = |row: &[String]| {
-            let mut text = String::from("│");
-            for (i, (c, w)) in row.iter().zip(widths).enumerate() {
-                let pad = " ".repeat(w.saturating_sub(c.chars().count()));
-                let cell = match (i, c.as_str()) {
-                    (4, "Pass") => paint("Pass", "32"),
-                    (4, "Fail") => paint("Fail", "31"),
-                    _ => c.clone(),
-                };
-                let _ = write!(text, " {cell}{pad} │");
-            }
-            text
-        };
-        let _ = writeln!(out, "{}", line(&header.map(str::to_string)));
-        for row in &cells {
-            let _ = writeln!(out, "{}", line(row));
-        }
+        failures.extend(report.rows.iter().filter(|r| !r.ok));
         let file_failed = report.failed();
         passed += report.rows.len() - report.rows.iter().filter(|r| !r.ok).count();
         failed += file_failed;
-        let _ = writeln!(out);
     }
-    let _ = writeln!(
-        out,
-        "Test Summary: {passed} tests passed and {failed} tests failed"
-    );
+    if options.fail_only {
+        let _ = writeln!(
+            out,
+            "Test Summary: {failed} out of {} tests failed",
+            passed + failed
+        );
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\nAggregated Failed Test Cases : ");
+            out.push_str(&table(&failures, options));
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "Test Summary: {passed} tests passed and {failed} tests failed"
+        );
+    }
+    out
+}
+
+fn paint(colour: bool, text: &str, code: &str) -> String {
+    if colour {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// `kyverno test`'s table of `rows`, numbered from 1.
+fn table(rows: &[&Row], options: TextOptions) -> String {
+    let mut header = vec!["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
+    if options.detailed {
+        header.push("MESSAGE");
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut cells = vec![
+                (i + 1).to_string(),
+                r.policy.clone(),
+                r.rule.clone(),
+                r.resource.clone(),
+                if r.ok { "Pass".into() } else { "Fail".into() },
+                r.reason.clone(),
+            ];
+            if options.detailed {
+                cells.push(r.message.clone());
+            }
+            cells
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |row: &[String]| {
+        let mut text = String::from("│");
+        for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
+            let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+            let cell = match (i, c.as_str()) {
+                (4, "Pass") => paint(options.colour, "Pass", "32"),
+                (4, "Fail") => paint(options.colour, "Fail", "31"),
+                _ => c.clone(),
+            };
+            let _ = write!(text, " {cell}{pad} │");
+        }
+        text
+    };
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let _ = writeln!(out, "{}", line(&header));
+    for row in &cells {
+        let _ = writeln!(out, "{}", line(row));
+    }
     out
 }
 
@@ -1416,6 +1552,7 @@ pub fn render_json(reports: &[FileReport]) -> Value {
                 "results": r.rows.iter().map(|row| json!({
                     "policy": row.policy, "rule": row.rule, "resource": row.resource,
                     "expected": row.expected, "got": row.got, "ok": row.ok, "reason": row.reason,
+                    "message": row.message,
                 })).collect::<Vec<_>>(),
             })
         })
@@ -1515,6 +1652,37 @@ mod tests {
             assert_eq!(error.to_string(), want);
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn selectors_read_as_kyvernos_cli_reads_them() {
+        let result = json!({"policy": "require-labels", "rule": "check-team",
+            "resources": ["web", "db"]});
+        // (selector, problems, selects the result, resources it is run on)
+        let cases = [
+            ("policy=*,rule=*,resource=*", 0, true, vec!["web", "db"]),
+            ("", 0, true, vec!["web", "db"]),
+            ("policy=require-*", 0, true, vec!["web", "db"]),
+            ("rule=other", 0, false, vec![]),
+            ("resource=db", 0, true, vec!["db"]),
+            ("resource=d?", 0, true, vec!["d?"]),
+            ("resource=*,resource=db", 0, true, vec!["web", "db"]),
+            ("resource=cache", 0, false, vec![]),
+            // A pair not understood is said; the others still select, and
+            // no resource is replaced.
+            ("team=a,resource=db", 1, true, vec!["web", "db"]),
+            ("policy", 1, true, vec!["web", "db"]),
+        ];
+        for (text, problems, selects, resources) in cases {
+            let (selector, found) = Selector::parse(text);
+            assert_eq!(found.len(), problems, "{text}: {found:?}");
+            assert_eq!(selector.selects(&result), selects, "{text}");
+            if selects {
+                let mut names = vec!["web".to_string(), "db".to_string()];
+                selector.narrow(&mut names);
+                assert_eq!(names, resources, "{text}");
+            }
+        }
     }
 
     #[test]

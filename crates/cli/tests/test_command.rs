@@ -63,6 +63,62 @@ fn a_wrong_expectation_fails_the_run_and_says_what_happened() {
 }
 
 #[test]
+fn fail_only_prints_the_failures_after_the_summary() {
+    let output = run(&["test", "--fail-only", "test_data/cli/failing"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let summary = stdout
+        .find("Test Summary: 1 out of 1 tests failed")
+        .expect(&stdout);
+    let failures = stdout.find("Aggregated Failed Test Cases").expect(&stdout);
+    assert!(summary < failures, "{stdout}");
+    // One table, after the summary.
+    assert_eq!(stdout.matches("│ ID │ POLICY").count(), 1, "{stdout}");
+    assert!(stdout.contains("Want fail, got pass"), "{stdout}");
+}
+
+#[test]
+fn detailed_results_add_each_rules_message() {
+    let output = run(&[
+        "test",
+        "--detailed-results",
+        "test_data/cli/test/namespace-selector",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("│ MESSAGE"), "{stdout}");
+    assert!(stdout.contains("validation error"), "{stdout}");
+}
+
+#[test]
+fn the_test_case_selector_runs_the_results_it_matches() {
+    // (selector, results run)
+    let cases = [
+        ("policy=*,rule=*,resource=*", 28),
+        ("policy=require-team-label", 3),
+        ("policy=require-team-*,resource=labelled", 1),
+        ("policy=nothing-like-it", 0),
+    ];
+    for (selector, want) in cases {
+        let output = run(&["test", "-t", selector, "test_data/cli/test"]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{selector}: {stdout}");
+        // A test with nothing selected is not run.
+        assert_eq!(
+            stdout.matches("Loading test").count() == 0,
+            want == 0,
+            "{selector}: {stdout}"
+        );
+        assert!(
+            stdout.contains(&format!(
+                "Test Summary: {want} tests passed and 0 tests failed"
+            )),
+            "{selector}: {stdout}"
+        );
+    }
+}
+
+#[test]
 fn json_output_lists_every_result_for_machines() {
     let output = run(&[
         "test",
@@ -82,7 +138,12 @@ fn json_output_lists_every_result_for_machines() {
 
 #[test]
 fn paths_without_tests_and_broken_files_are_errors() {
+    // As `kyverno test`: finding no test is said, and fails only with
+    // `--require-tests`.
     let output = run(&["test", "test_data/cli/convert"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no `kyverno-test.yaml` found"));
+    let output = run(&["test", "--require-tests", "test_data/cli/convert"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no `kyverno-test.yaml` found"));
     let output = run(&["test", "test_data/cli/convert/invalid/not-yaml.yaml"]);

@@ -69,6 +69,16 @@ struct TestArgs {
     /// A table for people, or JSON for machines
     #[arg(long, value_enum, default_value_t = TestFormat::Text)]
     output: TestFormat,
+    /// Each results table in a format of `kyverno test -o` instead of the
+    /// text table (JUnit for CI systems)
+    #[arg(
+        short = 'o',
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "output"
+    )]
+    output_format: Option<TableFormat>,
     /// Only the results whose policy, rule and resource match, as in
     /// `kyverno test` (`policy=NAME,rule=NAME,resource=NAME`, wildcards
     /// allowed; a resource other than `*` replaces the ones a result names)
@@ -102,6 +112,26 @@ struct TestArgs {
 enum TestFormat {
     Text,
     Json,
+}
+
+/// `kyverno test -o`'s formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TableFormat {
+    Json,
+    Yaml,
+    Markdown,
+    Junit,
+}
+
+impl From<TableFormat> for test::TableFormat {
+    fn from(format: TableFormat) -> Self {
+        match format {
+            TableFormat::Json => Self::Json,
+            TableFormat::Yaml => Self::Yaml,
+            TableFormat::Markdown => Self::Markdown,
+            TableFormat::Junit => Self::Junit,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -192,16 +222,15 @@ fn run_test(args: &TestArgs) -> Result<ExitCode> {
     }
     let reports: Vec<test::FileReport> =
         files.iter().map(|f| test::run_file(f, &selector)).collect();
-    let text = match args.output {
-        TestFormat::Text => test::render_text(
-            &reports,
-            test::TextOptions {
-                colour: output::stdout_colour() && !args.remove_color,
-                fail_only: args.fail_only,
-                detailed: args.detailed_results,
-            },
-        ),
-        TestFormat::Json => format!("{:#}\n", test::render_json(&reports)),
+    let options = test::TextOptions {
+        colour: output::stdout_colour() && !args.remove_color,
+        fail_only: args.fail_only,
+        detailed: args.detailed_results,
+    };
+    let text = match (args.output_format, args.output) {
+        (Some(format), _) => test::render_text(&reports, options, Some(format.into())),
+        (None, TestFormat::Text) => test::render_text(&reports, options, None),
+        (None, TestFormat::Json) => format!("{:#}\n", test::render_json(&reports)),
     };
     output::print(&text)?;
     let failed: usize = reports.iter().map(test::FileReport::failed).sum();

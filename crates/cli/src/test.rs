@@ -1436,7 +1436,17 @@ pub struct TextOptions {
     pub detailed: bool,
 }
 
-pub fn render_text(reports: &[FileReport], options: TextOptions) -> String {
+/// `kyverno test`'s report: each test's table (the text table, or
+/// `format`, as `kyverno test -o` writes it), then the summary.
+pub fn render_text(
+    reports: &[FileReport],
+    options: TextOptions,
+    format: Option<TableFormat>,
+) -> String {
+    let show = |rows: &[&Row]| match format {
+        None => table(rows, options),
+        Some(format) => format!("\n{}\n", formatted(rows, format, options.detailed)),
+    };
     let mut out = String::new();
     let (mut passed, mut failed) = (0, 0);
     let mut failures: Vec<&Row> = Vec::new();
@@ -1454,13 +1464,12 @@ pub fn render_text(reports: &[FileReport], options: TextOptions) -> String {
         }
         if !options.fail_only {
             let rows: Vec<&Row> = report.rows.iter().collect();
-            out.push_str(&table(&rows, options));
+            out.push_str(&show(&rows));
             let _ = writeln!(out);
         }
         failures.extend(report.rows.iter().filter(|r| !r.ok));
-        let file_failed = report.failed();
-        passed += report.rows.len() - report.rows.iter().filter(|r| !r.ok).count();
-        failed += file_failed;
+        passed += report.rows.iter().filter(|r| r.ok).count();
+        failed += report.failed();
     }
     if options.fail_only {
         let _ = writeln!(
@@ -1469,8 +1478,10 @@ pub fn render_text(reports: &[FileReport], options: TextOptions) -> String {
             passed + failed
         );
         if !failures.is_empty() {
-            let _ = writeln!(out, "\nAggregated Failed Test Cases : ");
-            out.push_str(&table(&failures, options));
+            if format.is_none() {
+                let _ = writeln!(out, "\nAggregated Failed Test Cases : ");
+            }
+            out.push_str(&show(&failures));
         }
     } else {
         let _ = writeln!(
@@ -1487,6 +1498,134 @@ fn paint(colour: bool, text: &str, code: &str) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// `kyverno test -o`'s formats of a results table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Json,
+    Yaml,
+    Markdown,
+    Junit,
+}
+
+/// One table of `rows`, numbered from 1, in `format`.
+fn formatted(rows: &[&Row], format: TableFormat, detailed: bool) -> String {
+    let result = |r: &Row| if r.ok { "Pass" } else { "Fail" };
+    match format {
+        TableFormat::Json | TableFormat::Yaml => {
+            let list: Vec<Value> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let mut row = json!({"ID": i + 1, "POLICY": r.policy, "RULE": r.rule,
+                        "RESOURCE": r.resource, "RESULT": result(r), "REASON": r.reason});
+                    if let (true, Some(map)) = (detailed, row.as_object_mut()) {
+                        map.insert("Message".into(), json!(r.message));
+                    }
+                    row
+                })
+                .collect();
+            if format == TableFormat::Json {
+                serde_json::to_string_pretty(&list).unwrap_or_default()
+            } else {
+                serde_yaml::to_string(&list).unwrap_or_default()
+            }
+        }
+        TableFormat::Markdown => {
+            let mut headers = vec!["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
+            if detailed {
+                headers.push("MESSAGE");
+            }
+            let mut out = format!("| {} | \n", headers.join(" | "));
+            let _ = writeln!(out, "|{}", "----|".repeat(headers.len()));
+            for (i, r) in rows.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    i + 1,
+                    r.policy,
+                    r.rule,
+                    r.resource,
+                    result(r),
+                    r.reason
+                );
+                if detailed {
+                    let _ = write!(out, " {} |", r.message);
+                }
+                out.push('\n');
+            }
+            out
+        }
+        TableFormat::Junit => junit(rows, detailed),
+    }
+}
+
+/// JUnit XML: a test suite per policy (sorted), a test case per row.
+fn junit(rows: &[&Row], detailed: bool) -> String {
+    let escape = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let mut suites: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+    for row in rows {
+        suites.entry(row.policy.as_str()).or_default().push(row);
+    }
+    let failures = rows.iter().filter(|r| !r.ok).count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites tests=\"{}\" failures=\"{failures}\">",
+        rows.len()
+    );
+    for (policy, rows) in suites {
+        let _ = writeln!(
+            out,
+            " <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">",
+            escape(policy),
+            rows.len(),
+            rows.iter().filter(|r| !r.ok).count()
+        );
+        for row in rows {
+            let _ = writeln!(
+                out,
+                "  <testcase classname=\"{}\" name=\"{}\">",
+                escape(&row.rule),
+                escape(&row.resource)
+            );
+            let mut details = format!(
+                "    Policy: {}\n    Rule: {}\n    Resource: {}\n    Result: {}\n",
+                row.policy,
+                row.rule,
+                row.resource,
+                if row.ok { "Pass" } else { "Fail" }
+            );
+            if detailed {
+                let _ = writeln!(details, "    Message: {}", row.message);
+            }
+            if row.ok {
+                let _ = writeln!(
+                    out,
+                    "   <system-out>\n    Reason: {}\n{}   </system-out>",
+                    escape(&row.reason),
+                    escape(&details)
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "   <failure message=\"{}\">\n{}   </failure>",
+                    escape(&row.reason),
+                    escape(&details)
+                );
+            }
+            let _ = writeln!(out, "  </testcase>");
+        }
+        let _ = writeln!(out, " </testsuite>");
+    }
+    out.push_str("</testsuites>");
+    out
 }
 
 /// `kyverno test`'s table of `rows`, numbered from 1.

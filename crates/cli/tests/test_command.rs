@@ -119,6 +119,40 @@ fn the_test_case_selector_runs_the_results_it_matches() {
 }
 
 #[test]
+fn output_formats_write_kyvernos_tables() {
+    let cases = [
+        ("json", "\"POLICY\": \"require-team-label\""),
+        ("yaml", "- ID: 1\n  POLICY: require-team-label"),
+        (
+            "markdown",
+            "| ID | POLICY | RULE | RESOURCE | RESULT | REASON | \n|----|",
+        ),
+        ("junit", "<testsuites tests=\"1\" failures=\"1\">"),
+        ("junit", "<failure message=\"Want fail, got pass\">"),
+    ];
+    for (format, want) in cases {
+        let output = run(&["test", "-o", format, "test_data/cli/failing"]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(1), "{format}: {stdout}");
+        assert!(stdout.contains(want), "{format}: {stdout}");
+        assert!(
+            stdout.contains("Test Summary: 0 tests passed and 1 tests failed"),
+            "{format}: {stdout}"
+        );
+    }
+    // Our JSON report and Kyverno's tables do not mix.
+    let output = run(&[
+        "test",
+        "--output",
+        "json",
+        "-o",
+        "json",
+        "test_data/cli/failing",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
 fn json_output_lists_every_result_for_machines() {
     let output = run(&[
         "test",

@@ -78,7 +78,7 @@ struct TestArgs {
         value_name = "FORMAT",
         conflicts_with = "output"
     )]
-    output_format: Option<TableFormat>,
+    output_format: Option<test::TableFormat>,
     /// Only the results whose policy, rule and resource match, as in
     /// `kyverno test` (`policy=NAME,rule=NAME,resource=NAME`, wildcards
     /// allowed; a resource other than `*` replaces the ones a result names)
@@ -112,26 +112,6 @@ struct TestArgs {
 enum TestFormat {
     Text,
     Json,
-}
-
-/// `kyverno test -o`'s formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum TableFormat {
-    Json,
-    Yaml,
-    Markdown,
-    Junit,
-}
-
-impl From<TableFormat> for test::TableFormat {
-    fn from(format: TableFormat) -> Self {
-        match format {
-            TableFormat::Json => Self::Json,
-            TableFormat::Yaml => Self::Yaml,
-            TableFormat::Markdown => Self::Markdown,
-            TableFormat::Junit => Self::Junit,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -228,7 +208,7 @@ fn run_test(args: &TestArgs) -> Result<ExitCode> {
         detailed: args.detailed_results,
     };
     let text = match (args.output_format, args.output) {
-        (Some(format), _) => test::render_text(&reports, options, Some(format.into())),
+        (Some(format), _) => test::render_text(&reports, options, Some(format)),
         (None, TestFormat::Text) => test::render_text(&reports, options, None),
         (None, TestFormat::Json) => format!("{:#}\n", test::render_json(&reports)),
     };

@@ -1424,7 +1424,15 @@ fn labels_match(object: &Value, selector: &str) -> bool {
     })
 }
 
-/// The report `kyverno test` prints, one table per test file.
+/// `kyverno test -o`'s formats of a results table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    Json,
+    Yaml,
+    Markdown,
+    Junit,
+}
+
 /// How [`render_text`] prints, as `kyverno test`'s flags ask.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TextOptions {
@@ -1498,15 +1506,6 @@ fn paint(colour: bool, text: &str, code: &str) -> String {
     } else {
         text.to_string()
     }
-}
-
-/// `kyverno test -o`'s formats of a results table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableFormat {
-    Json,
-    Yaml,
-    Markdown,
-    Junit,
 }
 
 /// One table of `rows`, numbered from 1, in `format`.

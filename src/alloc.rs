@@ -135,12 +135,12 @@ unsafe impl GlobalAlloc for SizeClasses {
             return block;
         }
         let size = CLASSES.get(class).copied().unwrap_or(LARGEST);
-        let region = if size > CHUNKED {
+        // A copy, put back below: refilling needs the whole state.
+        let mut region = if size > CHUNKED {
             state.large
         } else {
             state.small
         };
-        let mut region = region;
         if (region.end as usize).saturating_sub(region.next as usize) < size {
             // The rest of the chunk goes to the classes it can still serve.
             state.free_tail(region);

@@ -40,6 +40,45 @@ pub struct Row {
     pub message: String,
 }
 
+impl Row {
+    /// The table's RESULT: whether the result was as expected.
+    fn outcome(&self) -> &'static str {
+        if self.ok {
+            "Pass"
+        } else {
+            "Fail"
+        }
+    }
+}
+
+/// `kyverno test`'s table header and the cells of `rows`, numbered from 1
+/// (a MESSAGE column when `detailed`).
+fn cells(rows: &[&Row], detailed: bool) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let mut header = vec!["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
+    if detailed {
+        header.push("MESSAGE");
+    }
+    let cells = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut cells = vec![
+                (i + 1).to_string(),
+                r.policy.clone(),
+                r.rule.clone(),
+                r.resource.clone(),
+                r.outcome().to_string(),
+                r.reason.clone(),
+            ];
+            if detailed {
+                cells.push(r.message.clone());
+            }
+            cells
+        })
+        .collect();
+    (header, cells)
+}
+
 /// The rows of one test file, or why it could not run.
 #[derive(Debug)]
 pub struct FileReport {
@@ -108,13 +147,7 @@ impl Selector {
 
     fn selects(&self, result: &Value) -> bool {
         let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or("");
-        let resources: Vec<&str> = result
-            .get("resources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let resources: Vec<&str> = listed_resources(result).collect();
         let named = |patterns: &[String], value: &str| {
             value.is_empty() || patterns.iter().all(|p| wildcard::matches(p, value))
         };
@@ -133,6 +166,16 @@ impl Selector {
             names.clone_from(&self.replacing);
         }
     }
+}
+
+/// The names in a test result's `resources` list.
+fn listed_resources(result: &Value) -> impl Iterator<Item = &str> {
+    result
+        .get("resources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
 }
 
 /// Every test file under `paths` (files as given, directories searched
@@ -682,14 +725,7 @@ fn run(path: &Path, selector: &Selector) -> Result<Vec<Row>> {
         // `operation`: the admission operation this result is about (the
         // values file's `request.operation`, or CREATE, when unset).
         let operation = field("operation");
-        let mut names: Vec<String> = result
-            .get("resources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
+        let mut names: Vec<String> = listed_resources(result).map(str::to_string).collect();
         if !field("resource").is_empty() {
             names.push(field("resource").to_string());
         }
@@ -1510,7 +1546,6 @@ fn paint(colour: bool, text: &str, code: &str) -> String {
 
 /// One table of `rows`, numbered from 1, in `format`.
 fn formatted(rows: &[&Row], format: TableFormat, detailed: bool) -> String {
-    let result = |r: &Row| if r.ok { "Pass" } else { "Fail" };
     match format {
         TableFormat::Json | TableFormat::Yaml => {
             let list: Vec<Value> = rows
@@ -1518,7 +1553,7 @@ fn formatted(rows: &[&Row], format: TableFormat, detailed: bool) -> String {
                 .enumerate()
                 .map(|(i, r)| {
                     let mut row = json!({"ID": i + 1, "POLICY": r.policy, "RULE": r.rule,
-                        "RESOURCE": r.resource, "RESULT": result(r), "REASON": r.reason});
+                        "RESOURCE": r.resource, "RESULT": r.outcome(), "REASON": r.reason});
                     if let (true, Some(map)) = (detailed, row.as_object_mut()) {
                         map.insert("Message".into(), json!(r.message));
                     }
@@ -1532,27 +1567,11 @@ fn formatted(rows: &[&Row], format: TableFormat, detailed: bool) -> String {
             }
         }
         TableFormat::Markdown => {
-            let mut headers = vec!["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
-            if detailed {
-                headers.push("MESSAGE");
-            }
-            let mut out = format!("| {} | \n", headers.join(" | "));
-            let _ = writeln!(out, "|{}", "----|".repeat(headers.len()));
-            for (i, r) in rows.iter().enumerate() {
-                let _ = write!(
-                    out,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    i + 1,
-                    r.policy,
-                    r.rule,
-                    r.resource,
-                    result(r),
-                    r.reason
-                );
-                if detailed {
-                    let _ = write!(out, " {} |", r.message);
-                }
-                out.push('\n');
+            let (header, cells) = cells(rows, detailed);
+            let mut out = format!("| {} | \n", header.join(" | "));
+            let _ = writeln!(out, "|{}", "----|".repeat(header.len()));
+            for row in cells {
+                let _ = writeln!(out, "| {} |", row.join(" | "));
             }
             out
         }
@@ -1599,7 +1618,7 @@ fn junit(rows: &[&Row], detailed: bool) -> String {
                 row.policy,
                 row.rule,
                 row.resource,
-                if row.ok { "Pass" } else { "Fail" }
+                row.outcome()
             );
             if detailed {
                 let _ = writeln!(details, "    Message: {}", row.message);
@@ -1629,28 +1648,7 @@ fn junit(rows: &[&Row], detailed: bool) -> String {
 
 /// `kyverno test`'s table of `rows`, numbered from 1.
 fn table(rows: &[&Row], options: TextOptions) -> String {
-    let mut header = vec!["ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"];
-    if options.detailed {
-        header.push("MESSAGE");
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut cells = vec![
-                (i + 1).to_string(),
-                r.policy.clone(),
-                r.rule.clone(),
-                r.resource.clone(),
-                if r.ok { "Pass".into() } else { "Fail".into() },
-                r.reason.clone(),
-            ];
-            if options.detailed {
-                cells.push(r.message.clone());
-            }
-            cells
-        })
-        .collect();
+    let (header, cells) = cells(rows, options.detailed);
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &cells {
         for (w, c) in widths.iter_mut().zip(row) {

@@ -3,17 +3,16 @@
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::Deserialize;
-use serde_json::Value;
 
 use kyverno_engine::cluster::{Cluster, NoCluster};
-use kyverno_engine::json::{Json, Scanned};
+use kyverno_engine::json::{BulkValue, Json, Scanned};
 use kyverno_engine::{engine, policy, verdict};
 
 /// A ValidationRequest: the request as the engine reads it, and the
 /// settings as a tree borrowing the payload's text (see [`Json`]).
 #[derive(Deserialize)]
 struct Payload<'a> {
-    request: Option<Value>,
+    request: Option<BulkValue>,
     #[serde(borrow, default)]
     settings: Scanned<'a>,
 }
@@ -50,7 +49,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             )
         }
     };
-    let Some(raw_request) = document.request else {
+    let Some(BulkValue(raw_request)) = document.request else {
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
     let settings_doc = &document.settings.json;

@@ -459,6 +459,116 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// A `serde_json::Value` read as serde_json reads one, with lists sized
+/// exactly and large objects built in bulk: their entries are sorted once
+/// and the B-tree filled node by node, instead of a search from the root
+/// for every key. The request is read this way; a ConfigMap's thousand
+/// keys took a quarter of a 1 MiB request's time in those searches.
+#[derive(Debug, Default)]
+pub struct BulkValue(pub Value);
+
+impl<'de> Deserialize<'de> for BulkValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut scratch = ValueScratch::default();
+        ValueSeed(&mut scratch)
+            .deserialize(deserializer)
+            .map(BulkValue)
+    }
+}
+
+/// Objects with more entries than this are built in bulk. Below it, one
+/// leaf holds them all and inserting in turn is as cheap (and needs no
+/// sorted copy).
+const BULK_ENTRIES: usize = 11;
+
+/// Shared stacks the lists and objects being read collect into (see
+/// [`Scratch`]).
+#[derive(Default)]
+struct ValueScratch {
+    items: Vec<Value>,
+    entries: Vec<(String, Value)>,
+}
+
+struct ValueSeed<'s>(&'s mut ValueScratch);
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::Number(n.into()))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Number(n.into()))
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(n).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let scratch = self.0;
+        let base = scratch.items.len();
+        while let Some(item) = seq.next_element_seed(ValueSeed(&mut *scratch))? {
+            scratch.items.push(item);
+        }
+        Ok(Value::Array(scratch.items.drain(base..).collect()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let scratch = self.0;
+        let base = scratch.entries.len();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(ValueSeed(&mut *scratch))?;
+            scratch.entries.push((key, value));
+        }
+        let entries = scratch.entries.drain(base..);
+        // Either way the last of equal keys wins, as serde_json's own.
+        let object = if entries.len() > BULK_ENTRIES {
+            entries.collect()
+        } else {
+            let mut object = serde_json::Map::new();
+            for (key, value) in entries {
+                object.insert(key, value);
+            }
+            object
+        };
+        Ok(Value::Object(object))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +593,47 @@ mod tests {
             assert_eq!(json.to_string(), expected.to_string(), "{name}: printed");
             assert_eq!(Json::borrow(&expected), json, "{name}: borrowed view");
             assert_eq!(Json::owned(expected.clone()), json, "{name}: owned");
+        }
+    }
+
+    #[test]
+    fn bulk_values_read_as_serde_json_reads_them() {
+        let many: String = (0..40).rev().map(|i| format!(r#""k{i}": {i}, "#)).collect();
+        let cases = [
+            (
+                "scalars",
+                r#"[null, true, 1, -2, 2.5, "x", "\u00e9\n"]"#.to_string(),
+            ),
+            (
+                "nested",
+                r#"{"b": {"y": [1, {"z": null}]}, "a": []}"#.to_string(),
+            ),
+            (
+                "small_object_duplicate_last_wins",
+                r#"{"a": 1, "b": 2, "a": 3}"#.to_string(),
+            ),
+            // More than one leaf: built in bulk.
+            (
+                "large_object_out_of_order",
+                format!("{{{many}\"end\": true}}"),
+            ),
+            (
+                "large_object_duplicate_last_wins",
+                format!(r#"{{{many}"k7": "last", "k39": "again"}}"#),
+            ),
+            (
+                "big_numbers",
+                r#"[18446744073709551615, -9223372036854775808, 1e300]"#.to_string(),
+            ),
+        ];
+        for (name, text) in cases {
+            let expected: Value = serde_json::from_str(&text).unwrap();
+            let BulkValue(got) = serde_json::from_str(&text).unwrap();
+            assert_eq!(got, expected, "{name}");
+            assert_eq!(got.to_string(), expected.to_string(), "{name}: printed");
+        }
+        for text in ["{", r#"{"a": 1,}"#, "[1 2]", &"[".repeat(10_000)] {
+            assert!(serde_json::from_str::<BulkValue>(text).is_err(), "{text}");
         }
     }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use cpu_time::ThreadTime;
+use kyverno_validate_policy::json::BulkValue;
 use serde_json::{json, Map, Value};
 
 /// The API server's limit on an object, and so on a request.
@@ -347,7 +348,22 @@ pub struct Options {
 /// each being a request of its own to policy-server, in the thread's CPU
 /// time (wall time would count the machine's load).
 pub fn exercise(payload: &[u8]) -> std::result::Result<Duration, String> {
-    let settings = serde_json::from_slice::<Value>(payload)
+    let read = serde_json::from_slice::<Value>(payload);
+    // The request is read with objects built in bulk: it must read any
+    // document as serde_json does.
+    let bulk = serde_json::from_slice::<BulkValue>(payload);
+    match (&read, bulk) {
+        (Ok(a), Ok(BulkValue(b))) if *a == b => {}
+        (Err(_), Err(_)) => {}
+        (a, b) => {
+            return Err(format!(
+                "BulkValue reads the payload differently from serde_json: {:?} / {:?}",
+                a.as_ref().map(|_| "value").map_err(ToString::to_string),
+                b.map(|_| "value").map_err(|e| e.to_string())
+            ))
+        }
+    }
+    let settings = read
         .ok()
         .and_then(|mut v| v.get_mut("settings").map(Value::take))
         .unwrap_or(Value::Null);

@@ -2,20 +2,10 @@
 
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
-use serde::Deserialize;
 
 use kyverno_engine::cluster::{Cluster, NoCluster};
-use kyverno_engine::json::{BulkValue, Json, Scanned};
+use kyverno_engine::json::{Json, Payload};
 use kyverno_engine::{engine, policy, verdict};
-
-/// A ValidationRequest: the request as the engine reads it, and the
-/// settings as a tree borrowing the payload's text (see [`Json`]).
-#[derive(Deserialize)]
-struct Payload<'a> {
-    request: Option<BulkValue>,
-    #[serde(borrow, default)]
-    settings: Scanned<'a>,
-}
 
 /// HTTP status for a rejected request; the API server turns any code below
 /// 400 into 400, which is what Kyverno's denials end up as.
@@ -33,14 +23,14 @@ pub fn validate(payload: &[u8]) -> ValidationResponse {
 
 /// [`validate`], reading cluster data a rule needs through `cluster`.
 pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationResponse {
-    // Checked as UTF-8 once, then read as `str`: serde_json does not check
-    // each string again. Bytes that are not UTF-8 go the byte way, for its
+    // Checked as UTF-8 once, then read as `str`: no string is checked
+    // again. Bytes that are not UTF-8 go serde_json's byte way, for its
     // message.
     let parsed = match std::str::from_utf8(payload) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(payload),
+        Ok(text) => Payload::read(text),
+        Err(_) => Payload::read_bytes(payload),
     };
-    let document: Payload = match parsed {
+    let document = match parsed {
         Ok(v) => v,
         Err(e) => {
             return reject(
@@ -49,7 +39,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> ValidationRespons
             )
         }
     };
-    let Some(BulkValue(raw_request)) = document.request else {
+    let Some(raw_request) = document.request else {
         return reject("the ValidationRequest has no `request`".into(), Vec::new());
     };
     let settings_doc = &document.settings.json;

@@ -20,6 +20,8 @@ use serde_json::{Number, Value};
 
 use crate::roles;
 
+mod reader;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Json<'a> {
     #[default]
@@ -293,7 +295,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
 /// is read, so the question costs no second pass over the settings, and
 /// none at all over the request sent beside them (a 1 MiB object took
 /// 140 µs to search).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Scanned<'a> {
     pub json: Json<'a>,
     pub mentions_roles: bool,
@@ -459,6 +461,60 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// A ValidationRequest (`{"request": ..., "settings": ...}`): the request,
+/// and the settings as a tree borrowing the payload's text.
+#[derive(Debug, PartialEq)]
+pub struct Payload<'a> {
+    pub request: Option<Value>,
+    pub settings: Scanned<'a>,
+}
+
+/// The payload as serde reads it.
+#[derive(Deserialize)]
+struct SerdePayload<'a> {
+    request: Option<BulkValue>,
+    #[serde(borrow, default)]
+    settings: Scanned<'a>,
+}
+
+impl<'a> From<SerdePayload<'a>> for Payload<'a> {
+    fn from(payload: SerdePayload<'a>) -> Self {
+        Payload {
+            request: payload.request.map(|BulkValue(request)| request),
+            settings: payload.settings,
+        }
+    }
+}
+
+impl<'a> Payload<'a> {
+    /// Reads `text` with the engine's own reader (`reader`), or with
+    /// serde_json where that reader gives up: for serde_json's result or
+    /// its error message. Either way the same payload.
+    pub fn read(text: &'a str) -> Result<Self, serde_json::Error> {
+        match reader::payload(text) {
+            Some((request, json, mentions_roles)) => Ok(Payload {
+                request,
+                settings: Scanned {
+                    json,
+                    mentions_roles,
+                },
+            }),
+            None => Self::read_with_serde(text),
+        }
+    }
+
+    /// Reads `text` with serde_json only: the reference [`Payload::read`]
+    /// must agree with.
+    pub fn read_with_serde(text: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<SerdePayload>(text).map(Payload::from)
+    }
+
+    /// Reads bytes that are not UTF-8, for serde_json's message about them.
+    pub fn read_bytes(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice::<SerdePayload>(bytes).map(Payload::from)
+    }
+}
+
 /// A `serde_json::Value` read as serde_json reads one, with lists sized
 /// exactly and large objects built in bulk: their entries are sorted once
 /// and the B-tree filled node by node, instead of a search from the root
@@ -593,6 +649,61 @@ mod tests {
             assert_eq!(json.to_string(), expected.to_string(), "{name}: printed");
             assert_eq!(Json::borrow(&expected), json, "{name}: borrowed view");
             assert_eq!(Json::owned(expected.clone()), json, "{name}: owned");
+        }
+    }
+
+    #[test]
+    fn payloads_read_as_serde_json_reads_them() {
+        let keys: String = (0..30)
+            .rev()
+            .map(|i| format!(r#""k{i}": [{i}, "v{i}"], "#))
+            .collect();
+        let deep = format!(
+            r#"{{"request": {{"object": {}1{}}}, "settings": {{}}}}"#,
+            "[".repeat(110),
+            "]".repeat(110)
+        );
+        let cases: Vec<(&str, String)> = vec![
+            ("typical", r#"{"request": {"uid": "1", "object": {"kind": "Pod", "spec": {"containers": [{"name": "a"}]}}}, "settings": {"rules": [{"name": "r", "match": {"any": []}}], "validationFailureAction": "Enforce"}}"#.into()),
+            ("settings_first_and_whitespace", " \n\t{ \"settings\" : { \"a\" : [ 1 , true , null ] } ,\r\n \"request\" : { } } \n".into()),
+            ("no_settings", r#"{"request": {"a": 1}}"#.into()),
+            ("null_request_and_settings", r#"{"request": null, "settings": null}"#.into()),
+            ("no_request", r#"{"settings": {"a": "b"}}"#.into()),
+            ("empty", "{}".into()),
+            ("unknown_fields", r#"{"x": [1, {"y": "\ud800"}], "request": {}, "z": 1e400}"#.into()),
+            ("escapes", r#"{"request": {"k\"e\\y": "\/\b\f\n\r\t\u00e9\u20ac\ud83d\ude00 end"}, "settings": {"m": "a\"b", "n\u0041": "\\{{ request.roles }}"}}"#.into()),
+            ("unicode_unescaped", r#"{"request": {"é": "€😀"}, "settings": {"ü": ["日本"]}}"#.into()),
+            ("numbers", r#"{"request": {"a": [0, 7, 18446744073709551615, 18446744073709551616, 12345678901234567890, -1, -0, 1.5, 1e3, 2E-2, -9223372036854775808, 0.1]}, "settings": {"n": [3, -4.25, 1e2, 99999999999999999999]}}"#.into()),
+            ("duplicate_keys_last_wins", r#"{"request": {"a": 1, "a": 2}, "settings": {"b": 1, "b": [2]}}"#.into()),
+            ("large_objects", format!(r#"{{"request": {{{keys}"k3": "again"}}, "settings": {{{keys}"end": 1}}}}"#)),
+            ("roles_in_a_value", r#"{"settings": {"k": "{{ request.clusterRoles }}"}, "request": {}}"#.into()),
+            ("roles_in_a_key_only", r#"{"settings": {"request.roles": "x"}, "request": {}}"#.into()),
+            ("deep_nesting", deep),
+            // serde_json's errors, whichever reader gives up first.
+            ("duplicate_field", r#"{"request": {}, "request": {}}"#.into()),
+            ("lone_surrogate", r#"{"request": {"a": "\ud800"}}"#.into()),
+            ("lone_low_surrogate", r#"{"request": {"a": "\udc00x"}}"#.into()),
+            ("control_character", "{\"request\": {\"a\": \"x\u{1}y\"}}".into()),
+            ("bad_escape", r#"{"request": {"a": "\q"}}"#.into()),
+            ("trailing_comma", r#"{"request": {"a": [1,]}}"#.into()),
+            ("leading_zero", r#"{"request": {"a": 01}}"#.into()),
+            ("huge_exponent", r#"{"request": {"a": 1e400}}"#.into()),
+            ("trailing_text", r#"{"request": {}} x"#.into()),
+            ("not_an_object", "[1]".into()),
+            ("truncated", r#"{"request": {"a": "b"#.into()),
+            ("bare_word", r#"{"request": {"a": nul}}"#.into()),
+        ];
+        for (name, text) in cases {
+            let ours = Payload::read(&text).map_err(|e| e.to_string());
+            let serde = Payload::read_with_serde(&text).map_err(|e| e.to_string());
+            assert_eq!(ours, serde, "{name}");
+        }
+        // The reader takes the common shapes itself.
+        for text in [
+            r#"{"request": {"a": "\u00e9\ud83d\ude00"}, "settings": {"b": [1.5, -2]}}"#,
+            "{\"settings\": {\"k\": \"{{ request.roles }}\"}, \"request\": {\"a\": 1}}",
+        ] {
+            assert!(reader::payload(text).is_some(), "{text}");
         }
     }
 

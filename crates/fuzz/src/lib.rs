@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use cpu_time::ThreadTime;
-use kyverno_validate_policy::json::BulkValue;
+use kyverno_validate_policy::json::{BulkValue, Payload};
 use serde_json::{json, Map, Value};
 
 /// The API server's limit on an object, and so on a request.
@@ -361,6 +361,19 @@ pub fn exercise(payload: &[u8]) -> std::result::Result<Duration, String> {
                 a.as_ref().map(|_| "value").map_err(ToString::to_string),
                 b.map(|_| "value").map_err(|e| e.to_string())
             ))
+        }
+    }
+    // The payload is read by the engine's own reader where it can: it must
+    // read every text as serde_json does, to the same value or the same error.
+    if let Ok(text) = std::str::from_utf8(payload) {
+        let ours = Payload::read(text).map_err(|e| e.to_string());
+        let serde = Payload::read_with_serde(text).map_err(|e| e.to_string());
+        if ours != serde {
+            return Err(format!(
+                "the payload reader disagrees with serde_json: {:?} / {:?}",
+                ours.as_ref().map(|_| "payload"),
+                serde.as_ref().map(|_| "payload")
+            ));
         }
     }
     let settings = read

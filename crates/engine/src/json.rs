@@ -610,18 +610,24 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             let value = map.next_value_seed(ValueSeed(&mut *scratch))?;
             scratch.entries.push((key, value));
         }
-        let entries = scratch.entries.drain(base..);
-        // Either way the last of equal keys wins, as serde_json's own.
-        let object = if entries.len() > BULK_ENTRIES {
-            entries.collect()
-        } else {
-            let mut object = serde_json::Map::new();
-            for (key, value) in entries {
-                object.insert(key, value);
-            }
-            object
-        };
-        Ok(Value::Object(object))
+        Ok(Value::Object(object_of(scratch.entries.drain(base..))))
+    }
+}
+
+/// An object of `entries` in document order: built in bulk past
+/// [`BULK_ENTRIES`], else inserted in turn. Either way the last of equal
+/// keys wins, as in serde_json's own.
+fn object_of(
+    entries: impl ExactSizeIterator<Item = (String, Value)>,
+) -> serde_json::Map<String, Value> {
+    if entries.len() > BULK_ENTRIES {
+        entries.collect()
+    } else {
+        let mut object = serde_json::Map::new();
+        for (key, value) in entries {
+            object.insert(key, value);
+        }
+        object
     }
 }
 

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use serde_json::{Number, Value};
 
-use super::{sort_unique, Json, Map, BULK_ENTRIES};
+use super::{object_of, sort_unique, Json, Map};
 use crate::roles;
 
 /// Deeper than this, serde_json reads the text (it stops at 128).
@@ -194,17 +194,7 @@ impl<'a> Reader<'a> {
                     r.fields.push((key, value));
                     Some(())
                 })?;
-                let fields = self.fields.drain(base..);
-                let object = if fields.len() > BULK_ENTRIES {
-                    fields.collect()
-                } else {
-                    let mut object = serde_json::Map::new();
-                    for (key, value) in fields {
-                        object.insert(key, value);
-                    }
-                    object
-                };
-                Some(Value::Object(object))
+                Some(Value::Object(object_of(self.fields.drain(base..))))
             }
             _ => self.scalar(),
         }

@@ -58,7 +58,8 @@ impl cluster::Cluster for HostCluster {
         let payload = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
         let answer = wapc_guest::host_call("kubewarden", namespace, operation, &payload)
             .map_err(|e| format!("cannot read {}: {e}", lookup.describe()))?;
-        // Lists of a namespace's objects can be large: read as the request is.
+        // Lists of a namespace's objects can be large: their objects built
+        // in bulk, as the request's are.
         serde_json::from_slice(&answer)
             .map(|json::BulkValue(value)| value)
             .map_err(|e| {

@@ -328,10 +328,20 @@ struct Scratch<'a> {
 
 impl Scratch<'_> {
     fn scan(&mut self, text: &str) {
-        // Most strings of a policy are too short to hold either name.
-        if self.scanning && !self.mentions_roles && text.len() >= roles::SHORTEST_NAME {
-            self.mentions_roles = roles::named_in(text.as_bytes());
+        if self.scanning {
+            note_roles(&mut self.mentions_roles, text);
         }
+    }
+}
+
+/// Sets `mentions` if a settings string `text` names the roles variables
+/// (see [`Scanned`]): checked once per string value, never for keys.
+// Called for every settings string; inlined as the loop it replaced was.
+#[inline]
+fn note_roles(mentions: &mut bool, text: &str) {
+    // Most strings of a policy are too short to hold either name.
+    if !*mentions && text.len() >= roles::SHORTEST_NAME {
+        *mentions = roles::named_in(text.as_bytes());
     }
 }
 
@@ -398,9 +408,7 @@ impl<'de> Visitor<'de> for Seed<'_, 'de> {
         while let Some(item) = seq.next_element_seed(Seed(&mut *scratch))? {
             scratch.items.push(item);
         }
-        Ok(Json::Array(
-            scratch.items.split_off(base).into_boxed_slice(),
-        ))
+        Ok(Json::Array(scratch.items.drain(base..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
@@ -410,9 +418,19 @@ impl<'de> Visitor<'de> for Seed<'_, 'de> {
             let value = map.next_value_seed(Seed(&mut *scratch))?;
             scratch.entries.push((key, value));
         }
-        let mut entries = scratch.entries.split_off(base);
+        Ok(Json::Object(Map::of(scratch.entries.drain(base..))))
+    }
+}
+
+impl<'a> Map<'a> {
+    /// An object of `entries` in document order: sorted, the last of equal
+    /// keys kept.
+    // Inlined into the readers' loops (measured: a call per object cost 1 %).
+    #[inline]
+    fn of(entries: impl Iterator<Item = (Cow<'a, str>, Json<'a>)>) -> Self {
+        let mut entries: Vec<_> = entries.collect();
         sort_unique(&mut entries);
-        Ok(Json::Object(Map(entries.into_boxed_slice())))
+        Map(entries.into_boxed_slice())
     }
 }
 
@@ -491,16 +509,7 @@ impl<'a> Payload<'a> {
     /// serde_json where that reader gives up: for serde_json's result or
     /// its error message. Either way the same payload.
     pub fn read(text: &'a str) -> Result<Self, serde_json::Error> {
-        match reader::payload(text) {
-            Some((request, json, mentions_roles)) => Ok(Payload {
-                request,
-                settings: Scanned {
-                    json,
-                    mentions_roles,
-                },
-            }),
-            None => Self::read_with_serde(text),
-        }
+        reader::payload(text).map_or_else(|| Self::read_with_serde(text), Ok)
     }
 
     /// Reads `text` with serde_json only: the reference [`Payload::read`]

@@ -2021,8 +2021,6 @@ fn is_known(key: &str, known: &[&[&str]]) -> bool {
         .any(|name| same_key(name, key))
 }
 
-/// Reads the fields of one settings object, reporting unknown keys and
-/// wrongly typed values with their paths.
 /// A list field's items, each with its path (empty when paths are not
 /// built): read as they are asked for, so no list of them is allocated.
 #[derive(Default)]
@@ -2052,6 +2050,8 @@ impl<'a> Iterator for Items<'a> {
 
 impl ExactSizeIterator for Items<'_> {}
 
+/// Reads the fields of one settings object, reporting unknown keys and
+/// wrongly typed values with their paths.
 struct Fields<'a> {
     map: &'a Map<'a>,
     path: String,

@@ -13,16 +13,14 @@ use std::borrow::Cow;
 
 use serde_json::{Number, Value};
 
-use super::{object_of, sort_unique, Json, Map};
-use crate::roles;
+use super::{note_roles, object_of, Json, Map, Payload, Scanned};
 
 /// Deeper than this, serde_json reads the text (it stops at 128).
 const MAX_DEPTH: usize = 100;
 
-/// The payload's `request` (absent or `null`: `None`), its settings, and
-/// whether a settings string names `request.roles` / `request.clusterRoles`;
-/// `None` when serde_json must read the text.
-pub(super) fn payload(text: &str) -> Option<(Option<Value>, Json<'_>, bool)> {
+/// The payload (a `request` that is absent or `null` is `None`); `None`
+/// when serde_json must read the text.
+pub(super) fn payload(text: &str) -> Option<Payload<'_>> {
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
@@ -53,12 +51,13 @@ pub(super) fn payload(text: &str) -> Option<(Option<Value>, Json<'_>, bool)> {
     if reader.at != reader.bytes.len() {
         return None;
     }
-    let request = request.filter(|r| !r.is_null());
-    Some((
-        request,
-        settings.unwrap_or(Json::Null),
-        reader.mentions_roles,
-    ))
+    Some(Payload {
+        request: request.filter(|r| !r.is_null()),
+        settings: Scanned {
+            json: settings.unwrap_or(Json::Null),
+            mentions_roles: reader.mentions_roles,
+        },
+    })
 }
 
 struct Reader<'a> {
@@ -133,10 +132,7 @@ impl<'a> Reader<'a> {
             b'"' => {
                 self.at += 1;
                 let text = self.string()?;
-                // As `json::Scratch::scan`: strings, not keys.
-                if !self.mentions_roles && text.len() >= roles::SHORTEST_NAME {
-                    self.mentions_roles = roles::named_in(text.as_bytes());
-                }
+                note_roles(&mut self.mentions_roles, &text);
                 Some(Json::String(text))
             }
             b'[' if depth < MAX_DEPTH => {
@@ -156,9 +152,7 @@ impl<'a> Reader<'a> {
                     r.entries.push((key, value));
                     Some(())
                 })?;
-                let mut entries: Vec<_> = self.entries.drain(base..).collect();
-                sort_unique(&mut entries);
-                Some(Json::Object(Map(entries.into_boxed_slice())))
+                Some(Json::Object(Map::of(self.entries.drain(base..))))
             }
             _ => match self.scalar()? {
                 Value::Null => Some(Json::Null),

@@ -207,10 +207,10 @@ fn run_test(args: &TestArgs) -> Result<ExitCode> {
         fail_only: args.fail_only,
         detailed: args.detailed_results,
     };
-    let text = match (args.output_format, args.output) {
-        (Some(format), _) => test::render_text(&reports, options, Some(format)),
-        (None, TestFormat::Text) => test::render_text(&reports, options, None),
-        (None, TestFormat::Json) => format!("{:#}\n", test::render_json(&reports)),
+    // `--output-format` conflicts with `--output`, which stays `text` then.
+    let text = match args.output {
+        TestFormat::Text => test::render_text(&reports, options, args.output_format),
+        TestFormat::Json => format!("{:#}\n", test::render_json(&reports)),
     };
     output::print(&text)?;
     let failed: usize = reports.iter().map(test::FileReport::failed).sum();
